@@ -12,6 +12,12 @@
 //! it; a quota lifted while a throttle kept held its baseline at its
 //! rate). A trial where the limit could not bind says nothing of the
 //! limit: it is reported so and lowers no verdict.
+//!
+//! "Cannot bind" is never said of a limit that binds once another limit
+//! of the study's groups is lifted (a cpuset of one CPU behind a quota of
+//! 0.6 CPUs, a quota behind a cpuset): [`hidden_by`] names the limit in
+//! front of it, and the study tries it behind the change that lifts that
+//! one, the two measured together against the baseline.
 
 use crate::levers::{Context, Lever, Point};
 use crate::trials::Trial;
@@ -26,10 +32,11 @@ pub const THROTTLE_BOUND: f64 = 0.8;
 /// (None: it can, or nothing tells).
 pub fn cannot_bind(l: &Lever, cx: &Context, p: &Point) -> Option<String> {
     if let Some(g) = l.lift() {
-        return cx
-            .limits
-            .as_ref()
-            .and_then(|inv| group_cannot_bind(g, inv, p));
+        let inv = cx.limits.as_ref()?;
+        return match hidden_by(l, cx, p) {
+            Some(_) => None,
+            None => group_cannot_bind(g, inv, p),
+        };
     }
     let now = |attr: &str| cx.queue.get(attr)?.trim().parse::<u64>().ok();
     match l.attr.as_deref()? {
@@ -73,10 +80,39 @@ fn directions(rw: &str) -> (bool, bool) {
 /// cpuset that allows as many as the point's threads (or the quota kept)
 /// can use, a throttle that counts none of the point's I/O.
 pub fn group_cannot_bind(g: GroupLimit, inv: &Inventory, p: &Point) -> Option<String> {
+    cannot_bind_without(g, inv, p, None)
+}
+
+/// The limit in front of `l`'s that hides it at `p`: a limit of the study's
+/// groups that holds, without which `l`'s would bind where now it cannot;
+/// with why it cannot bind while that one holds.
+pub fn hidden_by(l: &Lever, cx: &Context, p: &Point) -> Option<(GroupLimit, String)> {
+    let g = l.lift()?;
+    let inv = cx.limits.as_ref()?;
+    let why = cannot_bind_without(g, inv, p, None)?;
+    group_limits::held(inv)
+        .into_iter()
+        .filter(|f| *f != g)
+        .find(|f| cannot_bind_without(g, inv, p, Some(*f)).is_none())
+        .map(|f| (f, why))
+}
+
+/// [`group_cannot_bind`] with the limit `lifted` (if any) lifted.
+fn cannot_bind_without(
+    g: GroupLimit,
+    inv: &Inventory,
+    p: &Point,
+    lifted: Option<GroupLimit>,
+) -> Option<String> {
     let online = inv.cpus.online.len().max(1);
     let threads = p.threads.max(1) as usize;
-    let cpuset = group_limits::restricting_cpuset(inv).map(|s| s.cpus.len());
-    let quota = group_limits::tightest_quota(inv).map(|q| q.cpus);
+    let kept = |l: GroupLimit| lifted != Some(l);
+    let cpuset = group_limits::restricting_cpuset(inv)
+        .filter(|_| kept(GroupLimit::Cpuset))
+        .map(|s| s.cpus.len());
+    let quota = group_limits::tightest_quota(inv)
+        .filter(|_| kept(GroupLimit::CpuQuota))
+        .map(|q| q.cpus);
     match g {
         GroupLimit::CpuQuota => {
             let q = quota?;
@@ -98,7 +134,7 @@ pub fn group_cannot_bind(g: GroupLimit, inv: &Inventory, p: &Point) -> Option<St
             }
             (reach <= k as f64 + 1e-9).then(|| match by_quota {
                 Some(q) => format!(
-                    "the CPU quota kept allows {q:.2} CPUs, no more than the cpuset's {k}: the cpuset cannot bind while it holds"
+                    "the CPU quota kept allows {q:.2} CPUs, no more than the cpuset's {k}: the cpuset binds only once the quota is lifted"
                 ),
                 None => format!(
                     "{} runs {threads} thread(s), no more than the cpuset's {k} CPU(s)",
@@ -165,6 +201,32 @@ pub fn did_not_bind(l: &Lever, cx: &Context, t: &Trial) -> Option<String> {
             )
         }),
         GroupLimit::IoLatency | GroupLimit::IoWeight => None,
+    }
+}
+
+/// What a trial's turns say beyond its gains, for the device study's
+/// trials and the job's: whether its limit bound at its point
+/// ([`did_not_bind`]), and for a limit of the study's groups how to lift
+/// it for good — its unit's property and its cgroupfs write, raised to
+/// what the changed runs reached on average.
+pub fn after_turns(trial: &mut Trial, l: &Lever, cx: &Context) {
+    trial.unbound = did_not_bind(l, cx, trial);
+    let (Some(g), Some(inv)) = (l.lift(), cx.limits.as_ref()) else {
+        return;
+    };
+    let n = trial.turns.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&crate::trials::Measured) -> f64| {
+        trial.turns.iter().map(|t| f(&t.change)).sum::<f64>() / n
+    };
+    let reached = crate::permanent::Reached {
+        iops: mean(&|m| m.iops),
+        bw_bytes_per_s: mean(&|m| m.bw_bytes_per_s),
+        threads: trial.point.threads,
+    };
+    let reached = (!trial.turns.is_empty()).then_some(&reached);
+    let lines = crate::permanent::lines(g, inv, reached);
+    if !lines.is_empty() {
+        trial.permanent = lines.join("\n");
     }
 }
 

@@ -57,10 +57,14 @@ fn a_cpuset_binds_only_where_more_threads_run_than_it_allows() {
     assert!(why.contains("no more than the cpuset's 1 CPU"), "{why}");
     // Two threads on two CPUs online: it can.
     assert_eq!(cannot_bind(&l, &c, &point("randread", 4096, 16, 2)), None);
-    // A quota kept at a fifth of a CPU holds first: the cpuset cannot bind.
+    // A quota kept at a fifth of a CPU holds first: the cpuset binds once
+    // it is lifted, so it is hidden behind it, not "cannot bind".
     let mut inv = v1_plant();
     inv.cpuset = v1_cpuset().cpuset;
-    let why = cannot_bind(&l, &cx(inv), &point("randread", 4096, 16, 2)).unwrap();
+    let p = point("randread", 4096, 16, 2);
+    assert_eq!(cannot_bind(&l, &cx(inv.clone()), &p), None);
+    let (front, why) = hidden_by(&l, &cx(inv), &p).unwrap();
+    assert_eq!(front, GroupLimit::CpuQuota);
     assert!(why.contains("quota kept allows 0.20 CPUs"), "{why}");
 }
 
@@ -81,8 +85,12 @@ fn a_quota_binds_only_where_the_points_threads_can_use_more_than_it_allows() {
         cannot_bind(&l, &cx(inv.clone()), &point("randread", 4096, 16, 2)),
         None
     );
+    // Behind a cpuset of one CPU, it binds once the cpuset is lifted.
     inv.cpuset = v1_cpuset().cpuset;
-    let why = cannot_bind(&l, &cx(inv), &point("randread", 4096, 16, 2)).unwrap();
+    let p = point("randread", 4096, 16, 2);
+    assert_eq!(cannot_bind(&l, &cx(inv.clone()), &p), None);
+    let (front, why) = hidden_by(&l, &cx(inv), &p).unwrap();
+    assert_eq!(front, GroupLimit::Cpuset);
     assert!(why.contains("on the 1 CPU(s) allowed"), "{why}");
 }
 
@@ -166,9 +174,45 @@ fn a_v2_services_limits_each_bind_at_their_own_point() {
     // Four CPUs online, one allowed, half a CPU of quota on the slice.
     let par = point("randread", 4096, 8, 4);
     assert_eq!(cannot_bind(&lever("cpu-quota"), &c, &par), None);
-    assert!(cannot_bind(&lever("cpuset"), &c, &par).is_some());
+    // The cpuset of one CPU binds once the half CPU of quota is lifted:
+    // hidden behind it, never "cannot bind".
+    assert_eq!(cannot_bind(&lever("cpuset"), &c, &par), None);
+    let (front, why) = hidden_by(&lever("cpuset"), &c, &par).unwrap();
+    assert_eq!(front, GroupLimit::CpuQuota);
+    assert!(why.contains("binds only once the quota is lifted"), "{why}");
+    assert_eq!(hidden_by(&lever("cpu-quota"), &c, &par), None);
     assert_eq!(
         cannot_bind(&lever("io-throttle"), &c, &point("randread", 4096, 64, 1)),
         None
     );
+}
+
+#[test]
+fn a_limit_hidden_by_another_is_found_behind_it_whichever_is_in_front() {
+    // A cpuset of one CPU behind a quota of 0.6 CPUs on two CPUs online.
+    let mut inv = v2_service();
+    inv.cpus.online = vec![0, 1];
+    if let Some(q) = inv.cpu_quotas.first_mut() {
+        q.cpus = 0.6;
+    }
+    let par = point("randread", 4096, 8, 2);
+    let c = cx(inv.clone());
+    assert_eq!(
+        hidden_by(&lever("cpuset"), &c, &par).map(|h| h.0),
+        Some(GroupLimit::CpuQuota)
+    );
+    // A quota of 1.5 CPUs behind a cpuset of one: the quota is hidden.
+    if let Some(q) = inv.cpu_quotas.first_mut() {
+        q.cpus = 1.5;
+    }
+    let c = cx(inv.clone());
+    assert_eq!(cannot_bind(&lever("cpu-quota"), &c, &par), None);
+    assert_eq!(
+        hidden_by(&lever("cpu-quota"), &c, &par).map(|h| h.0),
+        Some(GroupLimit::Cpuset)
+    );
+    // One thread: neither binds, whatever is lifted; said as before.
+    let one = point("randread", 4096, 8, 1);
+    assert!(cannot_bind(&lever("cpu-quota"), &c, &one).is_some());
+    assert_eq!(hidden_by(&lever("cpu-quota"), &c, &one), None);
 }

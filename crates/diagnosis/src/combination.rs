@@ -181,15 +181,104 @@ pub fn judge_set(s: &mut Set, measure: Metric) {
 }
 
 /// The trials that helped beyond the noise, one per lever (its best),
-/// best first: the candidates of the set. `trials` ranked best first.
+/// best first: the candidates of the set. `trials` ranked best first. A
+/// trial that moved another setting it could not put back
+/// ([`Trial::moved`]) is not one: its gain is not its change's alone.
 pub fn helped(trials: &[Trial]) -> Vec<&Trial> {
     let mut out: Vec<&Trial> = Vec::new();
-    for t in trials.iter().filter(|t| t.outcome == Outcome::Better) {
+    let credited = |t: &&Trial| t.outcome == Outcome::Better && t.moved.is_none();
+    for t in trials.iter().filter(credited) {
         if !out.iter().any(|o| o.lever == t.lever) {
             out.push(t);
         }
     }
     out
+}
+
+/// Where a change of a set is made among the others: the scheduler first
+/// (switching it resets `nr_requests` and the other settings it owns),
+/// then the queue's other settings, then the study's own group, then the
+/// application's choices (nothing to make). The one order of the trials'
+/// sets, the job's best configuration and the udev file.
+pub fn order(kind: Kind, attr: Option<&str>) -> u8 {
+    match kind {
+        Kind::Queue if attr == Some("scheduler") => 0,
+        Kind::Queue => 1,
+        Kind::Cgroup => 2,
+        Kind::Application => 3,
+    }
+}
+
+/// A limit that binds only once the limit in front of it is lifted
+/// ([`crate::binding::hidden_by`]): never tried alone, but behind that
+/// limit's change, in the set, when it helped; else listed untested.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hidden {
+    /// The lever of the limit in front.
+    pub front: String,
+    /// Why it cannot bind alone.
+    pub why: String,
+    /// Its member of the set behind the front's change.
+    pub member: Member,
+}
+
+impl Hidden {
+    /// Lever `l`'s candidate `c` (replacing `from`) behind `front`.
+    pub fn of(
+        l: &crate::levers::Lever,
+        from: &str,
+        c: &crate::levers::Candidate,
+        (front, why): (&str, &str),
+    ) -> Hidden {
+        Hidden {
+            front: front.into(),
+            why: why.into(),
+            member: Member {
+                lever: l.id.clone(),
+                kind: l.kind,
+                change: format!("{} {from} → {}", l.id, c.value),
+                attr: l.attr.clone(),
+                value: c.value.clone(),
+                options: c.options.clone(),
+                permanent: crate::levers::permanent(l, &[], c),
+                alone_at: format!("not tried alone: {why}"),
+                behind: true,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// Each hidden limit that no set measured in `s`, listed untested with
+/// why: the change in front of it did not help alone, or the changes
+/// together were not measured.
+pub fn untried_behind(s: &mut crate::trials_section::Section, hidden: &[&Hidden]) {
+    let measured = |id: &str| {
+        s.combination
+            .iter()
+            .flat_map(|c| &c.sets)
+            .any(|set| set.turns.len() >= 2 && set.levers.iter().any(|l| l == id))
+    };
+    let helped: Vec<String> = helped(&s.trials).iter().map(|t| t.lever.clone()).collect();
+    let mut out = Vec::new();
+    for h in hidden.iter().filter(|h| !measured(&h.member.lever)) {
+        let then = match helped.contains(&h.front) {
+            true => "the two together were not measured",
+            false => "that change did not help alone, so the two were not tried together",
+        };
+        out.push(trials::Untested {
+            lever: h.member.lever.clone(),
+            what: h.member.change.clone(),
+            reason: trials::Reason::Behind,
+            why: format!(
+                "its limit binds only once {} is lifted ({}); {then}",
+                h.front, h.why
+            ),
+            estimate: None,
+            command: None,
+        });
+    }
+    s.untested.extend(out);
 }
 
 /// Limits of the host tried behind the changes that helped, at most.
@@ -367,17 +456,22 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
             c.sets[0].error.as_deref().unwrap_or("too few turns")
         );
     }
-    let behind: Vec<&str> = kept
+    // A limit hidden behind another was not tried alone: it could not bind.
+    let alone = |m: &Member| match m.alone {
+        Some(_) => format!("{} bought nothing alone", m.change),
+        None => format!("{} could not bind alone", m.change),
+    };
+    let behind: Vec<String> = kept
         .map(|k| {
             c.members_of(&c.sets[k])
                 .filter(|m| m.behind)
-                .map(|m| m.change.as_str())
+                .map(alone)
                 .collect()
         })
         .unwrap_or_default();
     if !behind.is_empty() {
         return format!(
-            "together they bought more than the best single change, {best_words}, beyond the noise: {} bought nothing alone, its limit binds once the change in front of it is made",
+            "together they bought more than the best single change, {best_words}, beyond the noise: {}, its limit binds once the change in front of it is made",
             behind.join(" and ")
         );
     }

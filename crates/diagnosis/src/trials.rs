@@ -102,6 +102,12 @@ pub struct Trial {
     /// back to its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members_differed: Option<String>,
+    /// Other settings the change moved and that could not be put back (a
+    /// scheduler switch resets `nr_requests`), in words: its runs measured
+    /// them too, so its gain is not the change's alone; it is neither a
+    /// change that helped nor the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<String>,
 }
 
 /// One turn: a baseline run and a run with the change.
@@ -303,6 +309,10 @@ pub enum Reason {
     /// text: a quota as large as the CPUs the point can use, a queue that
     /// admits all the study keeps in flight).
     CannotBind,
+    /// Its limit binds only once another is lifted, and that change did
+    /// not help alone, or the two were not measured together (said in the
+    /// text).
+    Behind,
     /// The study was stopped first.
     Stopped,
     /// A setting of ssdready's own apparatus (the built-in drive behind
@@ -349,6 +359,17 @@ pub fn command_to_try(reason: Reason, target: &str) -> Option<String> {
         Reason::Quick | Reason::NoTime => Some(format!("ssdready study {target} --budget 20m")),
         _ => None,
     }
+}
+
+/// Where the devices a queue setting is set on did not all read the same
+/// before it ([`Trial::members_differed`]): each device's value, in words.
+pub fn members_differed(before: &[(String, String)]) -> Option<String> {
+    let first = &before.first()?.1;
+    if before.iter().all(|(_, v)| v == first) {
+        return None;
+    }
+    let each: Vec<String> = before.iter().map(|(d, v)| format!("{v} on {d}")).collect();
+    Some(each.join(", "))
 }
 
 /// A named cause its lever did not move.

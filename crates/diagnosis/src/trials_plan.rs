@@ -43,6 +43,11 @@ pub struct Planned {
     /// A limit of the study's own groups that holds, which it lifts: tried
     /// after the large estimates, before the rest, in a quick study too.
     pub held: bool,
+    /// Its limit binds only once another limit of the study's groups is
+    /// lifted ([`crate::binding::hidden_by`]): that limit's lever, and why
+    /// it cannot bind alone. Tried behind that lever's change, the two
+    /// together against the baseline, never alone.
+    pub behind: Option<(String, String)>,
 }
 
 /// Levers the findings point at that a quick study tries.
@@ -120,6 +125,15 @@ pub fn plan(
         let estimate = assessed.as_ref().ok().and_then(|a| a.2.clone());
         let large = estimate.as_ref().is_some_and(Estimate::large);
         if quick && !wanted && !large {
+            // A cap of the device's queue that can bind here is a limit
+            // the inventory shows: said untested, never passed over.
+            if let (Kind::Queue, true, Ok((p, ..))) = (l.kind, l.raises_cap(), &assessed) {
+                let why = format!(
+                    "its limit can bind at {}, but a quick study tries the changes with a large estimate and the first the findings point at",
+                    p.describe()
+                );
+                not.push(untested(l, Reason::Quick, why).with(estimate));
+            }
             continue;
         }
         if let Err((r, why)) = gate(l.kind, cx.cause, consent) {
@@ -138,6 +152,8 @@ pub fn plan(
                 if quick {
                     candidates.truncate(1);
                 }
+                let behind = crate::binding::hidden_by(l, cx, &point)
+                    .map(|(front, why)| (front.word().to_string(), why));
                 todo.push(Planned {
                     lever: l.clone(),
                     point,
@@ -145,6 +161,7 @@ pub fn plan(
                     pointed,
                     estimate,
                     held,
+                    behind,
                 });
             }
             Err((r, why)) => not.push(untested(l, r, why)),

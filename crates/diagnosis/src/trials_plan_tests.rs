@@ -240,3 +240,25 @@ fn the_named_causes_own_lever_is_kept_in_a_quick_study_beside_larger_estimates()
     assert_eq!(ids.len(), large + 1, "{ids:?}");
     assert!(not.iter().all(|u| u.lever != "nr-requests"), "{not:?}");
 }
+
+#[test]
+fn a_queue_cap_a_quick_study_passes_over_is_listed_untested_with_why() {
+    // A queue of four beside a quota that the findings name: the queue's
+    // lever has no estimate and no finding, yet its limit can bind.
+    let mut cx = queue_of_four();
+    cx.cause = Cause::CpuQuota;
+    cx.curve.clear();
+    cx.limits = Some(ssdready_measured::group_limits::fixtures::v1_plant());
+    let (todo, not) = plan(&shipped(), &cx, &[], &asked(), true, &parallel_at);
+    assert!(todo.iter().all(|p| p.lever.id != "nr-requests"));
+    let u = not
+        .iter()
+        .find(|u| u.lever == "nr-requests")
+        .expect("the queue listed untested");
+    assert_eq!(u.reason, Reason::Quick);
+    assert!(u.why.starts_with("its limit can bind at "), "{}", u.why);
+    // Where it cannot bind (no more in flight than it admits): not listed.
+    cx.queue.insert("nr_requests".into(), "1024".into());
+    let (_, not) = plan(&shipped(), &cx, &[], &asked(), true, &parallel_at);
+    assert!(not.iter().all(|u| u.lever != "nr-requests"), "{not:?}");
+}

@@ -58,7 +58,7 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
         let tried: Vec<&Trial> = s
             .trials
             .iter()
-            .filter(|t| t.lever == l.id && t.unbound.is_none())
+            .filter(|t| t.lever == l.id && t.unbound.is_none() && t.moved.is_none())
             .filter(|t| {
                 matches!(
                     t.outcome,
@@ -226,7 +226,11 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
 
 /// The section's answer in one line.
 pub fn answer(s: &Section) -> String {
-    let done: Vec<&Trial> = s.trials.iter().filter(|t| t.outcome.judged()).collect();
+    let done: Vec<&Trial> = s
+        .trials
+        .iter()
+        .filter(|t| t.outcome.judged() && t.moved.is_none())
+        .collect();
     match (done.first(), done.len()) {
         (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
         (None, _) => "no change was tried (see why below)".into(),

@@ -764,3 +764,34 @@ fn a_lift_at_a_point_where_the_limit_could_not_bind_lowers_no_verdict() {
     assert_eq!(s.contradictions.len(), 1);
     assert_eq!(v[0].confidence, "medium");
 }
+
+#[test]
+fn a_stacks_members_that_read_differently_are_said_each_with_its_value() {
+    let alike = [
+        ("md0".to_string(), "none".to_string()),
+        ("loop1".into(), "none".into()),
+    ];
+    assert_eq!(members_differed(&alike), None);
+    assert_eq!(members_differed(&[]), None);
+    let apart = [
+        ("md0".to_string(), "none".to_string()),
+        ("loop1".into(), "mq-deadline".into()),
+        ("loop2".into(), "none".into()),
+    ];
+    assert_eq!(
+        members_differed(&apart).as_deref(),
+        Some("none on md0, mq-deadline on loop1, none on loop2")
+    );
+    let t = Trial {
+        lever: "scheduler".into(),
+        from: "none".into(),
+        to: "none".into(),
+        members_differed: members_differed(&apart),
+        ..Default::default()
+    };
+    let text = crate::trials_text::row(1, &t);
+    assert!(
+        text.contains("its devices differed before it (none on md0, mq-deadline on loop1, none on loop2): each was set alike for the trial and put back to its own"),
+        "{text}"
+    );
+}

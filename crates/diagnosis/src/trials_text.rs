@@ -46,6 +46,11 @@ pub fn row(i: usize, t: &Trial) -> String {
             "     its devices differed before it ({each}): each was set alike for the trial and put back to its own\n"
         ));
     }
+    if let Some(what) = &t.moved {
+        s.push_str(&format!(
+            "     it also moved {what}: the gain is not the change's alone\n"
+        ));
+    }
     if let Some(why) = &t.unbound {
         s.push_str(&format!(
             "     its limit could not bind at this point ({why}): the trial says nothing of it\n"

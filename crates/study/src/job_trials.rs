@@ -13,10 +13,11 @@
 use crate::job::request;
 use crate::job::RunFigures;
 use crate::job_levers::{Planned, Setting};
-use crate::trials::{Change, Hands};
+use crate::trials::{Change, Hands, Together};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
-use ssdready_diagnosis::levers::{self, Apply, Kind};
+use ssdready_diagnosis::combination;
+use ssdready_diagnosis::levers::{self, Kind};
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
 use ssdready_measured::group_limits::{self, Lift};
 use ssdready_run::RunFn;
@@ -68,14 +69,12 @@ pub fn measured(f: &RunFigures) -> Measured {
 }
 
 /// The change of the host a planned lever makes (a limit of the study's
-/// groups lifts its own, the others kept).
+/// groups lifts its own, the others kept): the device study's
+/// [`crate::trials::change_of`].
 fn change_of(host: &mut Host, p: &Planned) -> Result<Box<dyn Change>, String> {
     let lift = p.lever.lifted(host.setting.limits.as_ref());
-    match p.lever.apply(&p.candidate, &lift) {
-        Apply::Queue { attr, value } => host.hands.queue(&host.setting.disks, &attr, &value),
-        Apply::Escape(lift) => host.hands.escape(&lift),
-        Apply::Options(_) => Err("an option of the job is one of its variants".into()),
-    }
+    let disks = host.setting.disks.clone();
+    crate::trials::change_of(host.hands, (&p.lever, &lift), &disks, &p.candidate)
 }
 
 /// Try each planned lever on the job as written, into the host section
@@ -168,74 +167,56 @@ fn one(
             return (trial, false);
         }
     };
-    let mut fatal = false;
-    for i in 0..trials::MIN_PAIRS {
-        if stop.load(Relaxed) {
-            trial.error = Some("the study was stopped".into());
-            break;
-        }
-        match turn((sections, sections), change.as_mut(), run, stop, i % 2 == 1) {
-            Ok(t) => trial.turns.push(t),
-            Err((e, f)) => {
-                trial.error = Some(e);
-                fatal = f;
-                break;
-            }
-        }
-    }
-    if trial.turns.is_empty() && trial.error.is_some() {
+    let mut sides = JobSides {
+        jobs: (sections, sections),
+        run,
+        stop,
+    };
+    let done = crate::trials::in_turns(&mut sides, change.as_mut(), trials::MIN_PAIRS);
+    (trial.turns, trial.error) = (done.turns, done.error);
+    trial.moved = crate::trials::moved_words(change.as_ref());
+    if done.failed {
         trial.outcome = Outcome::Failed;
     }
     trials::judge_trial(&mut trial);
-    trial.unbound = ssdready_diagnosis::binding::did_not_bind(l, &cx, &trial);
-    crate::trials::permanent_lines(&mut trial, l, host.setting.limits.as_ref());
-    (trial, fatal)
+    ssdready_diagnosis::binding::after_turns(&mut trial, l, &cx);
+    (trial, done.fatal)
 }
 
-/// One run of `sections`, measured.
-fn measure(
-    sections: &[Section],
-    run: &mut RunFn,
-    stop: &Arc<AtomicBool>,
-) -> Result<Measured, String> {
-    match run(&request(sections, stop)) {
-        Ok(r) => Ok(measured(&RunFigures::of(&r))),
-        Err(e) => Err(e.message().to_string()),
+/// The job study's sides: the job as written and the changed job, each
+/// run through the caller's run function.
+struct JobSides<'a, 'r> {
+    jobs: (&'a [Section], &'a [Section]),
+    run: &'a mut RunFn<'r>,
+    stop: &'a Arc<AtomicBool>,
+}
+
+impl crate::trials::Sides for JobSides<'_, '_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+    fn measure(&mut self, changed: bool) -> Result<Measured, String> {
+        let job = if changed { self.jobs.1 } else { self.jobs.0 };
+        match (self.run)(&request(job, self.stop)) {
+            Ok(r) => Ok(measured(&RunFigures::of(&r))),
+            Err(e) => Err(e.message().to_string()),
+        }
     }
 }
 
-/// One turn: the job as written (`base`) and the changed job (`changed`,
-/// the host's change made before its run, put back after it), the change
-/// first when `change_first`. An error, and whether the trials must stop.
+/// One turn of the job as written (`base`) and the changed job
+/// (`changed`, the host's change made before its run, put back after
+/// it), the change first when `change_first`: the device study's
+/// [`crate::trials::turn`]. An error, and whether the trials must stop.
 pub fn turn(
-    (sections, changed_job): (&[Section], &[Section]),
+    jobs: (&[Section], &[Section]),
     change: &mut dyn Change,
     run: &mut RunFn,
     stop: &Arc<AtomicBool>,
     change_first: bool,
 ) -> Result<Turn, (String, bool)> {
-    let changed = |run: &mut RunFn, change: &mut dyn Change| {
-        change
-            .apply()
-            .map_err(|e| (format!("could not make the change: {e}"), false))?;
-        let ran = measure(changed_job, run, stop);
-        change
-            .revert()
-            .map_err(|e| (format!("could not put it back: {e}"), true))?;
-        ran.map_err(|e| (e, false))
-    };
-    let base = |run: &mut RunFn| measure(sections, run, stop).map_err(|e| (e, false));
-    let (baseline, change) = match change_first {
-        true => {
-            let c = changed(run, change)?;
-            (base(run)?, c)
-        }
-        false => {
-            let b = base(run)?;
-            (b, changed(run, change)?)
-        }
-    };
-    Ok(Turn { baseline, change })
+    let mut sides = JobSides { jobs, run, stop };
+    crate::trials::turn(&mut sides, change, change_first)
 }
 
 /// The changes that helped beyond the noise, one per lever, best first.
@@ -243,53 +224,27 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
     ssdready_diagnosis::combination::helped(&s.trials)
 }
 
-/// Several changes made as one: in order, and put back in reverse.
-struct Together(Vec<Box<dyn Change>>);
-
-impl Change for Together {
-    fn apply(&mut self) -> Result<(), String> {
-        for i in 0..self.0.len() {
-            if let Err(e) = self.0[i].apply() {
-                for c in self.0[..i].iter_mut().rev() {
-                    c.revert()?;
-                }
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    fn revert(&mut self) -> Result<(), String> {
-        let bad: Vec<String> = self
-            .0
-            .iter_mut()
-            .rev()
-            .filter_map(|c| c.revert().err())
-            .collect();
-        match bad.is_empty() {
-            true => Ok(()),
-            false => Err(bad.join("; ")),
-        }
-    }
-}
-
 /// No change of the host (a best configuration of the job's own options).
 pub fn no_change() -> Box<dyn Change> {
-    Box::new(Together(Vec::new()))
+    Box::new(Together::of(Vec::new()))
 }
 
-/// The host's changes that helped, as one change: the queue settings in
-/// one order (the scheduler first: a switch resets `nr_requests`), the
-/// limits of the study's groups lifted by one move.
+/// The host's changes that helped, as one change, in the trials' one
+/// order ([`combination::order`]: the scheduler first, a switch resets
+/// `nr_requests`), the limits of the study's groups lifted by one move.
 pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, String> {
-    let mut queue: Vec<&&Trial> = helped.iter().filter(|t| t.kind == Kind::Queue).collect();
     let table = levers::shipped();
     let lever = |t: &Trial| table.iter().find(|l| l.id == t.lever);
-    let attr = |t: &Trial| lever(t).and_then(|l| l.attr.clone()).unwrap_or_default();
-    queue.sort_by_key(|t| attr(t) != "scheduler");
-    let mut out: Vec<Box<dyn Change>> = Vec::new();
+    let attr = |t: &Trial| lever(t).and_then(|l| l.attr.clone());
+    let mut queue: Vec<&&Trial> = helped.iter().filter(|t| t.kind == Kind::Queue).collect();
+    queue.sort_by_key(|t| combination::order(t.kind, attr(t).as_deref()));
+    let mut out: Vec<(String, Box<dyn Change>)> = Vec::new();
     for t in queue {
-        out.push(host.hands.queue(&host.setting.disks, &attr(t), &t.to)?);
+        let a = attr(t).unwrap_or_default();
+        out.push((
+            t.lever.clone(),
+            host.hands.queue(&host.setting.disks, &a, &t.to)?,
+        ));
     }
     let lifts: Vec<Lift> = helped
         .iter()
@@ -299,9 +254,9 @@ pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, S
         .collect();
     if let Some(first) = lifts.first() {
         let lift = lifts[1..].iter().fold(first.clone(), |a, b| a.with(b));
-        out.push(host.hands.escape(&lift)?);
+        out.push(("the study's group".into(), host.hands.escape(&lift)?));
     }
-    Ok(Box::new(Together(out)))
+    Ok(Box::new(Together::of(out)))
 }
 
 /// The host's changes in words: each tried, its result and how it was put
@@ -323,6 +278,11 @@ pub fn words(s: &HostSection) -> String {
             ),
         };
         out.push_str(&format!("  {}: {result}\n", t.change()));
+        if let Some(m) = &t.moved {
+            out.push_str(&format!(
+                "    it also moved {m}: the gain is not the change's alone\n"
+            ));
+        }
         if let Some(u) = &t.unbound {
             out.push_str(&format!("    its limit did not bind: {u}\n"));
         }

@@ -13,6 +13,7 @@
 
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
+use ssdready_diagnosis::combination::Hidden;
 use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
@@ -31,6 +32,12 @@ pub trait Change {
     /// Each device's value before the change, read one by one (a queue
     /// setting on a stack's members; empty for other changes).
     fn before(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// The other settings the change moved and could not put back, each
+    /// in words (a scheduler switch resets `nr_requests`): the runs
+    /// measured those too.
+    fn moved(&self) -> Vec<String> {
         Vec::new()
     }
 }
@@ -300,6 +307,17 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         let Some(w) = workload_at(p.lever.at, j, x.runs, online) else {
             continue;
         };
+        if let Some((front, why)) = &p.behind {
+            // A limit hidden behind another is tried only behind it: alone
+            // it cannot bind, and its turns would say nothing.
+            if let Some(c) = p.candidates.first() {
+                let mut h = combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx));
+                let from = from_value(p, &cx, &w);
+                h.behind = Some(Hidden::of(&p.lever, &from, c, (front, why)));
+                tried.push(h);
+            }
+            continue;
+        }
         for c in &p.candidates {
             let pairs = clock.pairs();
             let why = match () {
@@ -315,7 +333,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
             }
             let from = from_value(p, &cx, &w);
             let (mut trial, stop) = one(x, (t, &cx), p, (&w, c, from), pairs);
-            after_turns(&mut trial, p, &cx);
+            ssdready_diagnosis::binding::after_turns(&mut trial, &p.lever, &cx);
             clock.runs_done += 2 * trial.turns.len();
             tried.push(combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx)));
             s.trials.push(trial);
@@ -332,6 +350,8 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     if !fatal {
         combination::run(x, t, &mut s, &tried, &mut clock);
     }
+    let hidden: Vec<&Hidden> = tried.iter().filter_map(|t| t.behind.as_ref()).collect();
+    ssdready_diagnosis::combination::untried_behind(&mut s, &hidden);
     s.spent_s = clock.started.elapsed().as_secs_f64();
     Some(s)
 }
@@ -437,7 +457,7 @@ pub(super) fn lift_of(l: &Lever, cx: &levers::Context) -> Lift {
 
 /// The change a lever's candidate makes on the host: for a cgroup lever,
 /// `lift` ([`lift_of`]).
-fn change_of(
+pub(crate) fn change_of(
     hands: &mut dyn Hands,
     (l, lift): (&Lever, &Lift),
     disks: &[String],
@@ -447,45 +467,6 @@ fn change_of(
         Apply::Options(_) => Ok(Box::new(NoChange)),
         Apply::Queue { attr, value } => hands.queue(disks, &attr, &value),
         Apply::Escape(lift) => hands.escape(&lift),
-    }
-}
-
-/// What the turns say beyond the gains: whether the limit bound at the
-/// trial's point (a throttle whose baseline ran below it did not), and
-/// for a limit of the study's groups how to lift it for good — its
-/// unit's property and its cgroupfs write, raised to what the trial
-/// reached.
-fn after_turns(trial: &mut Trial, p: &Planned, cx: &levers::Context) {
-    trial.unbound = ssdready_diagnosis::binding::did_not_bind(&p.lever, cx, trial);
-    permanent_lines(trial, &p.lever, cx.limits.as_ref());
-}
-
-/// For a limit of the study's groups, how to lift it for good: its unit's
-/// property and its cgroupfs write, raised to what the trial's changed
-/// runs reached on average (the device study's trials and the job's).
-pub(crate) fn permanent_lines(
-    trial: &mut Trial,
-    l: &Lever,
-    limits: Option<&ssdready_measured::limits::Inventory>,
-) {
-    let (Some(g), Some(inv)) = (l.lift(), limits) else {
-        return;
-    };
-    let n = trial.turns.len().max(1) as f64;
-    let reached = ssdready_diagnosis::permanent::Reached {
-        iops: trial.turns.iter().map(|t| t.change.iops).sum::<f64>() / n,
-        bw_bytes_per_s: trial
-            .turns
-            .iter()
-            .map(|t| t.change.bw_bytes_per_s)
-            .sum::<f64>()
-            / n,
-        threads: trial.point.threads,
-    };
-    let reached = (!trial.turns.is_empty()).then_some(&reached);
-    let lines = ssdready_diagnosis::permanent::lines(g, inv, reached);
-    if !lines.is_empty() {
-        trial.permanent = lines.join("\n");
     }
 }
 
@@ -543,7 +524,7 @@ fn one(
     };
     let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
         Ok(ch) => {
-            trial.members_differed = members_differed(&ch.before());
+            trial.members_differed = trials::members_differed(&ch.before());
             ch
         }
         Err(e) => {
@@ -552,87 +533,168 @@ fn one(
             return (trial, false);
         }
     };
+    let mut sides = Runs {
+        runner: &mut *x.runner,
+        base: (w, &base_req),
+        change: (&cw, &change_req),
+    };
+    let done = in_turns(&mut sides, change.as_mut(), pairs);
+    (trial.turns, trial.error) = (done.turns, done.error);
+    trial.moved = moved_words(change.as_ref());
+    if done.failed {
+        trial.outcome = trials::Outcome::Failed;
+    }
+    (trial, done.fatal)
+}
+
+/// What else a change moved and could not put back, in words.
+pub(crate) fn moved_words(change: &dyn Change) -> Option<String> {
+    let moved = change.moved();
+    (!moved.is_empty()).then(|| moved.join("; "))
+}
+
+/// The two sides of a trial's turns, as the device study's trials and the
+/// job's run them: the baseline and the changed run, and whether the
+/// study was asked to stop.
+pub(crate) trait Sides {
+    fn stopped(&self) -> bool;
+    /// One run of the changed side (`changed`) or of the baseline.
+    fn measure(&mut self, changed: bool) -> Result<Measured, String>;
+}
+
+/// A run of the device study: its workload and its request.
+type Run<'a> = (&'a Workload, &'a ssdready_run::RunRequest);
+
+/// The device study's sides: the study's own run and the changed one.
+struct Runs<'a> {
+    runner: &'a mut dyn Runner,
+    base: Run<'a>,
+    change: Run<'a>,
+}
+
+impl Sides for Runs<'_> {
+    fn stopped(&self) -> bool {
+        self.runner.stopped()
+    }
+    fn measure(&mut self, changed: bool) -> Result<Measured, String> {
+        let (w, r) = if changed { self.change } else { self.base };
+        measure(self.runner, w, r)
+    }
+}
+
+/// What a change's turns gave: the turns done, why they stopped short,
+/// whether none could be done for a failure (not a stop), and whether the
+/// trials must stop (a change that could not be put back).
+#[derive(Default)]
+pub(crate) struct Turns {
+    pub turns: Vec<Turn>,
+    pub error: Option<String>,
+    pub failed: bool,
+    pub fatal: bool,
+}
+
+/// `pairs` turns of `change` against the baseline, the one loop of every
+/// trial, set and best configuration. The order alternates pair by pair
+/// (baseline first, then the change first): a device that drifts over the
+/// trial (a drive recovering from its garbage collection) favours neither
+/// side.
+pub(crate) fn in_turns(sides: &mut dyn Sides, change: &mut dyn Change, pairs: usize) -> Turns {
+    let mut out = Turns::default();
     for i in 0..pairs {
-        if x.runner.stopped() {
-            trial.error = Some("the study was stopped".into());
+        if sides.stopped() {
+            out.error = Some("the study was stopped".into());
             break;
         }
-        // The order alternates pair by pair (baseline first, then the
-        // change first): a device that drifts over the trial (a drive
-        // recovering from its garbage collection) favours neither side.
-        let runs = Pair {
-            base: (w, &base_req),
-            change: (&cw, &change_req),
-        };
-        let turn = runs.turn(x.runner, change.as_mut(), i % 2 == 1);
-        match turn {
-            Ok(tn) => trial.turns.push(tn),
+        match turn(sides, change, i % 2 == 1) {
+            Ok(t) => out.turns.push(t),
             Err((e, fatal)) => {
-                trial.error = Some(e);
-                if trial.turns.is_empty() {
-                    trial.outcome = trials::Outcome::Failed;
-                }
-                return (trial, fatal);
+                out.failed = out.turns.is_empty();
+                (out.error, out.fatal) = (Some(e), fatal);
+                break;
             }
         }
     }
-    (trial, false)
+    out
 }
 
-/// Where the devices a queue setting is set on did not all read the same
-/// before it: each device's value, in words (each is put back to its own).
-fn members_differed(before: &[(String, String)]) -> Option<String> {
-    let first = &before.first()?.1;
-    if before.iter().all(|(_, v)| v == first) {
-        return None;
-    }
-    let each: Vec<String> = before.iter().map(|(d, v)| format!("{v} on {d}")).collect();
-    Some(each.join(", "))
-}
-
-/// A trial's two runs: the study's own and the changed one.
-struct Pair<'a> {
-    base: (&'a Workload, &'a ssdready_run::RunRequest),
-    change: (&'a Workload, &'a ssdready_run::RunRequest),
-}
-
-impl Pair<'_> {
-    /// One turn: the baseline and the change (made before its run, put
-    /// back after it), the change first when `change_first`. An error, and
-    /// whether the trials must stop (a change that could not be put back).
-    fn turn(
-        &self,
-        runner: &mut dyn Runner,
-        change: &mut dyn Change,
-        change_first: bool,
-    ) -> Result<Turn, (String, bool)> {
-        let base = |runner: &mut dyn Runner| {
-            measure(runner, self.base.0, self.base.1).map_err(|e| (e, false))
-        };
-        let (baseline, change) = if change_first {
-            let c = self.changed(runner, change)?;
-            (base(runner)?, c)
-        } else {
-            let b = base(runner)?;
-            (b, self.changed(runner, change)?)
-        };
-        Ok(Turn { baseline, change })
-    }
-
-    /// The changed run: the change made before it and put back after it.
-    fn changed(
-        &self,
-        runner: &mut dyn Runner,
-        change: &mut dyn Change,
-    ) -> Result<Measured, (String, bool)> {
+/// One A/B turn: the baseline and the changed run (the change made before
+/// it, put back after it), the change first when `change_first`. An error,
+/// and whether the trials must stop (a change that could not be put back).
+pub(crate) fn turn(
+    sides: &mut dyn Sides,
+    change: &mut dyn Change,
+    change_first: bool,
+) -> Result<Turn, (String, bool)> {
+    let mut changed = |sides: &mut dyn Sides| {
         change
             .apply()
             .map_err(|e| (format!("could not make the change: {e}"), false))?;
-        let ran = measure(runner, self.change.0, self.change.1);
+        let ran = sides.measure(true);
         change
             .revert()
             .map_err(|e| (format!("could not put it back: {e}"), true))?;
         ran.map_err(|e| (e, false))
+    };
+    let base = |sides: &mut dyn Sides| sides.measure(false).map_err(|e| (e, false));
+    let (baseline, change) = if change_first {
+        let c = changed(sides)?;
+        (base(sides)?, c)
+    } else {
+        let b = base(sides)?;
+        (b, changed(sides)?)
+    };
+    Ok(Turn { baseline, change })
+}
+
+/// Several host changes made as one, in the order given (the scheduler
+/// first: [`ssdready_diagnosis::combination::order`]) and put back in the
+/// reverse order; a change that cannot be made puts back those made
+/// before it. The trials' sets and the job's best configuration.
+pub(crate) struct Together {
+    parts: Vec<(String, Box<dyn Change>)>,
+    /// How many are made.
+    made: usize,
+}
+
+impl Together {
+    pub(crate) fn of(parts: Vec<(String, Box<dyn Change>)>) -> Together {
+        Together { parts, made: 0 }
+    }
+}
+
+impl Change for Together {
+    fn apply(&mut self) -> Result<(), String> {
+        for i in 0..self.parts.len() {
+            let (id, p) = &mut self.parts[i];
+            if let Err(e) = p.apply() {
+                let e = format!("{id}: {e}");
+                self.made = i;
+                return Err(match self.revert() {
+                    Ok(()) => e,
+                    Err(u) => format!("{e}; putting back those made before it: {u}"),
+                });
+            }
+        }
+        self.made = self.parts.len();
+        Ok(())
+    }
+
+    fn revert(&mut self) -> Result<(), String> {
+        let mut bad = Vec::new();
+        for (id, p) in self.parts[..self.made].iter_mut().rev() {
+            if let Err(e) = p.revert() {
+                bad.push(format!("{id}: {e}"));
+            }
+        }
+        self.made = 0;
+        match bad.is_empty() {
+            true => Ok(()),
+            false => Err(bad.join("; ")),
+        }
+    }
+
+    fn moved(&self) -> Vec<String> {
+        self.parts.iter().flat_map(|(_, p)| p.moved()).collect()
     }
 }
 

@@ -11,9 +11,9 @@
 //! for a subset where the whole set buys less than its best change are
 //! judged purely by `ssdready_diagnosis::combination`; this runs them.
 
-use super::{change_of, changed, queue_disks, Change, Options, Pair, Trials};
+use super::{change_of, changed, in_turns, queue_disks, Options, Runs, Together, Trials};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::combination::{self as model, Combination, LeftOut, Member, Set};
+use ssdready_diagnosis::combination::{self as model, Combination, Hidden, LeftOut, Member, Set};
 use ssdready_diagnosis::levers::{Candidate, Kind, Lever};
 use ssdready_diagnosis::trials::{self, Outcome, Trial};
 use ssdready_diagnosis::trials_plan::{self, Planned};
@@ -30,6 +30,8 @@ pub(super) struct Tried {
     pub workload: Workload,
     /// What a cgroup lever lifted ([`super::lift_of`]).
     pub lift: Lift,
+    /// Not tried alone: its limit is hidden behind another's.
+    pub behind: Option<Hidden>,
 }
 
 /// The trials' clock: the time spent, by the clock or by the runs'
@@ -50,6 +52,7 @@ impl Tried {
             candidate: c.clone(),
             workload: w.clone(),
             lift,
+            behind: None,
         }
     }
 }
@@ -113,6 +116,13 @@ pub(super) fn run(
             .iter()
             .any(|x| x.lever.id == id && x.lever.raises_cap())
     };
+    // A limit hidden behind one that helped: tried behind it, never alone.
+    for x in tried.iter().filter(|x| x.lever.kind == Kind::Cgroup) {
+        let Some(h) = &x.behind else { continue };
+        if parts.iter().any(|p| p.0.lever == h.front) && conflict(&parts, &x.candidate).is_none() {
+            parts.push((h.member.clone(), x));
+        }
+    }
     for tr in model::behind(&s.trials, &helped, &cap) {
         match find(tr) {
             Some(x) if conflict(&parts, &x.candidate).is_none() => {
@@ -213,16 +223,11 @@ fn member(tr: &Trial, x: &Tried) -> Member {
     }
 }
 
-/// The order the changes are made in: the queue's settings, the
-/// scheduler first (switching it resets `nr_requests`), then the study's
-/// own group, then the application's choices (nothing to make).
+/// The order the changes are made in ([`model::order`]: the scheduler
+/// first, then the queue's other settings, the study's own group, the
+/// application's choices).
 fn applied_order(mut parts: Vec<&Tried>) -> Vec<&Tried> {
-    parts.sort_by_key(|p| match p.lever.kind {
-        Kind::Queue if p.lever.attr.as_deref() == Some("scheduler") => 0,
-        Kind::Queue => 1,
-        Kind::Cgroup => 2,
-        Kind::Application => 3,
-    });
+    parts.sort_by_key(|p| model::order(p.lever.kind, p.lever.attr.as_deref()));
     parts
 }
 
@@ -292,14 +297,19 @@ fn measure_set(
         ..Default::default()
     };
     let fatal = match together(x, t, parts) {
-        Ok(mut all) => turns(
-            x,
-            &mut set,
-            &mut all,
-            (w, &base_req),
-            (&cw, &change_req),
-            pairs,
-        ),
+        Ok(mut all) => {
+            let mut sides = Runs {
+                runner: &mut *x.runner,
+                base: (w, &base_req),
+                change: (&cw, &change_req),
+            };
+            let done = in_turns(&mut sides, &mut all, pairs);
+            (set.turns, set.error) = (done.turns, done.error);
+            if done.failed {
+                set.outcome = Outcome::Failed;
+            }
+            done.fatal
+        }
         Err(e) => {
             set.outcome = Outcome::Failed;
             set.error = Some(e);
@@ -313,10 +323,7 @@ fn measure_set(
 /// The host's changes of the set, in the order they are made.
 fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Together, String> {
     let disks = queue_disks(t);
-    let mut all = Together {
-        parts: Vec::new(),
-        made: 0,
-    };
+    let mut all = Vec::new();
     // The cgroup limits of the set are lifted by one move out of the
     // groups, every lifted limit's hierarchy left, the rest kept.
     let lifted = parts
@@ -329,7 +336,7 @@ fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Toget
     for p in parts.iter().filter(|p| p.lever.kind == Kind::Queue) {
         let ch = change_of(x.hands, (&p.lever, &p.lift), &disks, &p.candidate)
             .map_err(|e| format!("{}: {e}", p.lever.id))?;
-        all.parts.push((p.lever.id.clone(), ch));
+        all.push((p.lever.id.clone(), ch));
     }
     if let Some(lift) = lifted {
         let ids: Vec<&str> = parts
@@ -341,80 +348,9 @@ fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Toget
             .hands
             .escape(&lift)
             .map_err(|e| format!("{}: {e}", ids.join(" + ")))?;
-        all.parts.push((ids.join(" + "), ch));
+        all.push((ids.join(" + "), ch));
     }
-    Ok(all)
-}
-
-type Run<'a> = (&'a Workload, &'a ssdready_run::RunRequest);
-
-/// The set's turns, the order alternating pair by pair; whether the
-/// trials must stop.
-fn turns(
-    x: &mut Trials,
-    set: &mut Set,
-    all: &mut Together,
-    base: Run,
-    change: Run,
-    pairs: usize,
-) -> bool {
-    for i in 0..pairs {
-        if x.runner.stopped() {
-            set.error = Some("the study was stopped".into());
-            break;
-        }
-        match (Pair { base, change }).turn(x.runner, all, i % 2 == 1) {
-            Ok(tn) => set.turns.push(tn),
-            Err((e, fatal)) => {
-                set.error = Some(e);
-                if set.turns.is_empty() {
-                    set.outcome = Outcome::Failed;
-                }
-                return fatal;
-            }
-        }
-    }
-    false
-}
-
-/// Every host change of a set: made in order, put back in the reverse
-/// order; a change that cannot be made puts back those made before it.
-struct Together {
-    parts: Vec<(String, Box<dyn Change>)>,
-    /// How many are made.
-    made: usize,
-}
-
-impl Change for Together {
-    fn apply(&mut self) -> Result<(), String> {
-        for i in 0..self.parts.len() {
-            let (id, p) = &mut self.parts[i];
-            if let Err(e) = p.apply() {
-                let e = format!("{id}: {e}");
-                self.made = i;
-                return Err(match self.revert() {
-                    Ok(()) => e,
-                    Err(u) => format!("{e}; putting back those made before it: {u}"),
-                });
-            }
-        }
-        self.made = self.parts.len();
-        Ok(())
-    }
-
-    fn revert(&mut self) -> Result<(), String> {
-        let mut bad = Vec::new();
-        for (id, p) in self.parts[..self.made].iter_mut().rev() {
-            if let Err(e) = p.revert() {
-                bad.push(format!("{id}: {e}"));
-            }
-        }
-        self.made = 0;
-        match bad.is_empty() {
-            true => Ok(()),
-            false => Err(bad.join("; ")),
-        }
-    }
+    Ok(Together::of(all))
 }
 
 #[cfg(test)]

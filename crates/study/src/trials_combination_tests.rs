@@ -94,6 +94,9 @@ struct FakeHands {
     state: State,
     log: Log,
     refuse: Option<(String, String)>,
+    /// It can lift the study's group's limits (cgroup v1's `cpu` and
+    /// `cpuset` hierarchies left).
+    groups: bool,
 }
 
 impl Hands for FakeHands {
@@ -101,7 +104,7 @@ impl Hands for FakeHands {
         None
     }
     fn escape_unavailable(&self) -> Option<String> {
-        Some("no cgroup v2 here".into())
+        (!self.groups).then(|| "no cgroup v2 here".into())
     }
     fn queue(&mut self, _: &[String], attr: &str, value: &str) -> Result<Box<dyn Change>, String> {
         Ok(Box::new(Setting {
@@ -118,9 +121,45 @@ impl Hands for FakeHands {
     }
     fn escape(
         &mut self,
-        _: &ssdready_measured::group_limits::Lift,
+        lift: &ssdready_measured::group_limits::Lift,
     ) -> Result<Box<dyn Change>, String> {
-        Err("no cgroup v2 here".into())
+        // A group of its own without the CPU quota, the cpuset, or both:
+        // each hierarchy left lifts its limit.
+        let left = |c: &str| lift.v1.iter().any(|x| x == c);
+        let lifted: Vec<&str> = [("cpu", "cpu.max"), ("cpuset", "cpuset.cpus")]
+            .into_iter()
+            .filter(|(c, _)| left(c))
+            .map(|(_, f)| f)
+            .collect();
+        match self.groups && !lifted.is_empty() {
+            true => Ok(Box::new(Group {
+                state: self.state.clone(),
+                lifted: lifted.into_iter().map(String::from).collect(),
+            })),
+            false => Err("no cgroup v2 here".into()),
+        }
+    }
+}
+
+/// The study's process in a group of its own: the limits lifted hold no
+/// more while it is there.
+struct Group {
+    state: State,
+    lifted: Vec<String>,
+}
+
+impl Change for Group {
+    fn apply(&mut self) -> Result<(), String> {
+        for f in &self.lifted {
+            self.state.borrow_mut().insert(f.clone(), "lifted".into());
+        }
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        for f in &self.lifted {
+            self.state.borrow_mut().remove(f);
+        }
+        Ok(())
     }
 }
 
@@ -175,6 +214,19 @@ fn study(
     budget: Option<f64>,
     refuse: Option<(&str, &str)>,
 ) -> Studied {
+    study_in(rate, (cause, quick), queue, budget, refuse, None)
+}
+
+/// [`study`] from a group whose limits `limits` shows (the hands can lift
+/// them).
+fn study_in(
+    rate: Rate,
+    (cause, quick): (Cause, bool),
+    queue: &[(&str, &str)],
+    budget: Option<f64>,
+    refuse: Option<(&str, &str)>,
+    limits: Option<ssdready_measured::limits::Inventory>,
+) -> Studied {
     let state: State = Rc::default();
     let log: Log = Rc::default();
     let mut dev = Device {
@@ -206,6 +258,7 @@ fn study(
         state: state.clone(),
         log: log.clone(),
         refuse: refuse.map(|(a, w)| (a.to_string(), w.to_string())),
+        groups: limits.is_some(),
     };
     let o = Options {
         quick,
@@ -216,6 +269,7 @@ fn study(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        limits,
         ..Default::default()
     };
     let mut x = Trials {
@@ -550,4 +604,103 @@ fn without_time_for_the_combination_the_study_says_it_was_not_measured() {
         "{}",
         c.words
     );
+}
+
+/// A v1 group of 0.6 CPUs of quota and a cpuset of one CPU, on two CPUs
+/// online.
+fn quota_and_cpuset() -> ssdready_measured::limits::Inventory {
+    use ssdready_measured::limits::{CgroupVersion as V, CpuQuota, CpuSet, Inventory, UsableCpus};
+    Inventory {
+        pid: 1,
+        cgroups: vec![],
+        io_throttles: vec![],
+        io_latency: vec![],
+        io_cost: Default::default(),
+        cpu_quotas: vec![CpuQuota {
+            version: V::V1,
+            cgroup: "/plant".into(),
+            quota_us: 60_000,
+            period_us: 100_000,
+            burst_us: None,
+            cpus: 0.6,
+            source: "/sys/fs/cgroup/cpu,cpuacct/plant/cpu.cfs_quota_us".into(),
+        }],
+        cpuset: Some(CpuSet {
+            version: V::V1,
+            cgroup: "/plant".into(),
+            cpus: vec![0],
+            source: "/sys/fs/cgroup/cpuset/plant/cpuset.effective_cpus".into(),
+        }),
+        affinity: None,
+        memory_limits: vec![],
+        cpus: UsableCpus::new(vec![0, 1], Some(vec![0]), None, Some(0.6)),
+        devices: vec![],
+        hypervisor: None,
+        unread: vec![],
+    }
+}
+
+/// A full study from the group of [`quota_and_cpuset`], the quota named.
+fn behind_a_quota(r: Rate) -> Studied {
+    let limits = Some(quota_and_cpuset());
+    study_in(r, (Cause::CpuQuota, false), &[], Some(1e6), None, limits)
+}
+
+#[test]
+fn a_cpuset_behind_a_quota_is_tried_behind_it_and_the_claim_is_the_pairs() {
+    // The quota lifted alone: +22 % (the one CPU of the cpuset); both
+    // lifted: +191 %. The cpuset alone cannot bind under the quota.
+    let r = rate(
+        &[("cpu.max", 1.22), ("cpuset.cpus", 1.0)],
+        &[(&["cpu.max", "cpuset.cpus"], 2.91)],
+    );
+    let st = behind_a_quota(r);
+    let s = st.section.unwrap();
+    // Never "cannot bind", never tried alone.
+    assert!(
+        s.untested.iter().all(|u| u.lever != "cpuset"),
+        "{:?}",
+        s.untested
+    );
+    let ids: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
+    assert!(
+        ids.contains(&"cpu-quota") && !ids.contains(&"cpuset"),
+        "{ids:?}"
+    );
+    let c = s.combination.as_ref().expect("the pair measured");
+    assert_eq!(c.sets[0].levers, ["cpu-quota", "cpuset"]);
+    assert_eq!(c.kept.levers, ["cpu-quota", "cpuset"]);
+    assert!(c.beats_best, "{}", c.words);
+    let g = c.kept_gain().unwrap();
+    assert!((g.change_pct - 191.0).abs() < 5.0, "{g:?}");
+    assert!(c.words.contains("could not bind alone"), "{}", c.words);
+    assert!(
+        s.answer
+            .starts_with("the configuration to deploy: cpu-quota"),
+        "{}",
+        s.answer
+    );
+    assert!(st.left.is_empty(), "left changed: {:?}", st.left);
+}
+
+#[test]
+fn a_cpuset_behind_a_quota_that_bought_nothing_is_listed_untested_with_why() {
+    // Neither the quota alone nor anything else helps: the pair is not
+    // tried, and the cpuset says why.
+    let r = rate(&[], &[]);
+    let st = behind_a_quota(r);
+    let s = st.section.unwrap();
+    let u = s
+        .untested
+        .iter()
+        .find(|u| u.lever == "cpuset")
+        .expect("the cpuset listed untested");
+    assert_eq!(u.reason, trials::Reason::Behind);
+    assert!(
+        u.why
+            .starts_with("its limit binds only once cpu-quota is lifted"),
+        "{}",
+        u.why
+    );
+    assert!(u.why.contains("did not help alone"), "{}", u.why);
 }

@@ -5,6 +5,12 @@
 //! after a kill), and the study's own process moved to control groups of
 //! its own for a run ([`Escape`]: only the hierarchies of the limit a
 //! trial lifts, the others kept; the user's groups are never changed).
+//!
+//! A queue setting can move another: switching the scheduler resets
+//! `nr_requests` to the new scheduler's default. Each other setting a
+//! write moved is put back before the run, journaled
+//! ([`Tuner::set_keeping`]); one that cannot be is said
+//! ([`Change::moved`]) and the trial is not credited to the change alone.
 
 use crate::trials::{Change, Hands};
 use ssdready_tune::escape::{Escape, Lift};
@@ -112,6 +118,8 @@ impl Hands for HostHands {
             attr: attr.into(),
             value: value.into(),
             notes: self.notes.clone(),
+            kept: Vec::new(),
+            moved: Vec::new(),
         }))
     }
 
@@ -133,14 +141,23 @@ struct QueueChange {
     attr: String,
     value: String,
     notes: Rc<RefCell<Vec<String>>>,
+    /// The other settings the write moved and that were put back, each
+    /// (device, setting), to restore before the change's own.
+    kept: Vec<(String, String)>,
+    /// The other settings the write moved that could not be put back.
+    moved: Vec<String>,
 }
 
 impl Change for QueueChange {
     fn apply(&mut self) -> Result<(), String> {
         let mut t = self.tuner.borrow_mut();
+        self.moved.clear();
         for d in &self.disks {
-            t.set(d, &self.attr, &self.value)
+            let (kept, moved) = t
+                .set_keeping(d, &self.attr, &self.value)
                 .map_err(|e| e.to_string())?;
+            self.kept.extend(kept.into_iter().map(|a| (d.clone(), a)));
+            self.moved.extend(moved);
         }
         let notes: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
         self.notes.borrow_mut().extend(notes);
@@ -151,11 +168,19 @@ impl Change for QueueChange {
         self.before.clone()
     }
 
+    fn moved(&self) -> Vec<String> {
+        self.moved.clone()
+    }
+
     fn revert(&mut self) -> Result<(), String> {
         let mut t = self.tuner.borrow_mut();
         let mut bad = Vec::new();
-        for d in &self.disks {
-            match t.restore(d, &self.attr) {
+        // The settings put back after the write first, then the change's
+        // own (a scheduler's restore puts back what its switch resets).
+        let kept = std::mem::take(&mut self.kept);
+        let own = self.disks.iter().map(|d| (d.clone(), self.attr.clone()));
+        for (d, a) in kept.into_iter().rev().chain(own) {
+            match t.restore(&d, &a) {
                 Some(r @ Restored::ChangedByOther { .. }) | Some(r @ Restored::Failed { .. }) => {
                     bad.push(r.to_string())
                 }

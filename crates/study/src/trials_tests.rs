@@ -498,37 +498,6 @@ fn a_cpuset_or_a_quota_is_tried_with_as_many_threads_as_the_cpus_online() {
     }
 }
 
-#[test]
-fn a_stacks_members_that_read_differently_are_said_each_with_its_value() {
-    let alike = [
-        ("md0".to_string(), "none".to_string()),
-        ("loop1".into(), "none".into()),
-    ];
-    assert_eq!(members_differed(&alike), None);
-    assert_eq!(members_differed(&[]), None);
-    let apart = [
-        ("md0".to_string(), "none".to_string()),
-        ("loop1".into(), "mq-deadline".into()),
-        ("loop2".into(), "none".into()),
-    ];
-    assert_eq!(
-        members_differed(&apart).as_deref(),
-        Some("none on md0, mq-deadline on loop1, none on loop2")
-    );
-    let t = Trial {
-        lever: "scheduler".into(),
-        from: "none".into(),
-        to: "none".into(),
-        members_differed: members_differed(&apart),
-        ..Default::default()
-    };
-    let text = ssdready_diagnosis::trials_text::row(1, &t);
-    assert!(
-        text.contains("its devices differed before it (none on md0, mq-deadline on loop1, none on loop2): each was set alike for the trial and put back to its own"),
-        "{text}"
-    );
-}
-
 /// Every queue setting the study's levers change is one the Tuner
 /// changes: a lever added to the table without its attribute in
 /// `ssdready_tune::ATTRS` would be refused at its first trial.
