@@ -3,8 +3,10 @@
 //! configuration has something for it: [`UDEV`], one rule line per queue
 //! setting per device (the scheduler first: a switch resets
 //! `nr_requests`); [`SYSTEMD`], a drop-in that lifts the control-group
-//! limits the study measured without (what the inventory read of them,
-//! and what to fill in where it does not say); [`FIO`], the job the
+//! limits the study measured without, for the unit that owns the study's
+//! group (what the inventory read of them, and what to fill in where it
+//! was not read; where no unit owns the group, the cgroupfs writes
+//! instead); [`FIO`], the job the
 //! configuration was measured with, the application's own choices in it.
 //! Each starts with the same header: the study's date, the changes, what
 //! they bought as measured, and how to apply the file.
@@ -104,7 +106,7 @@ fn udev(c: &Combination, head: &str) -> String {
         .into_iter()
         .filter(|m| m.kind == Kind::Queue)
         .collect();
-    queue.sort_by_key(|m| m.attr.as_deref() != Some("scheduler"));
+    queue.sort_by_key(|m| crate::combination::order(m.kind, m.attr.as_deref()));
     let mut s = format!(
         "{head}# The device queue settings of this configuration. To apply them:\n\
          #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n"
@@ -126,14 +128,34 @@ fn udev(c: &Combination, head: &str) -> String {
 
 /// The unit a group is (its last component), and its drop-in section.
 fn unit_of(group: &str) -> Option<(String, &'static str)> {
-    let unit = group.trim_end_matches('/').rsplit('/').next()?;
-    let section = match unit.rsplit_once('.')?.1 {
+    unit_named(group.trim_end_matches('/').rsplit('/').next()?)
+}
+
+/// A path component that names a unit, and its drop-in section.
+fn unit_named(component: &str) -> Option<(String, &'static str)> {
+    let section = match component.rsplit_once('.')?.1 {
         "service" => "Service",
         "slice" => "Slice",
         "scope" => "Scope",
         _ => return None,
     };
-    Some((unit.to_string(), section))
+    Some((component.to_string(), section))
+}
+
+/// The unit that owns a cgroup: the deepest `*.service`, `*.scope` or
+/// `*.slice` component of its path (`/user.slice/user-0.slice/session-3.scope/x`:
+/// `session-3.scope`), and its drop-in section.
+pub fn owning_unit(path: &str) -> Option<(String, &'static str)> {
+    path.trim_end_matches('/').rsplit('/').find_map(unit_named)
+}
+
+/// The unit that owns the study's own cgroup, from its paths as
+/// `/proc/self/cgroup` gave them (the inventory's `cgroups`), the v2 path
+/// first; None where no unit owns it.
+fn study_unit(inv: &Inventory) -> Option<(String, &'static str)> {
+    let mut paths: Vec<_> = inv.cgroups.iter().collect();
+    paths.sort_by_key(|c| c.version != CgroupVersion::V2);
+    paths.iter().find_map(|c| owning_unit(&c.path))
 }
 
 /// The limits of the set's cgroup members (each lever lifts one, as the
@@ -227,7 +249,12 @@ fn limit_lines(inv: &Inventory, lift: &[GroupLimit]) -> Vec<(String, String, Str
 fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
     let lift = lifted(c);
     let lines = limits.map_or_else(Vec::new, |i| limit_lines(i, &lift));
-    let unit = lines.iter().find_map(|(g, _, _)| unit_of(g));
+    let unit = limits
+        .and_then(study_unit)
+        .or_else(|| lines.iter().find_map(|(g, _, _)| unit_of(g)));
+    if let (None, Some(inv)) = (&unit, limits) {
+        return cgroupfs(head, inv, &lift);
+    }
     let (name, section) = unit
         .clone()
         .unwrap_or_else(|| ("UNIT".to_string(), "Service"));
@@ -265,6 +292,28 @@ fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
             ));
         }
         s.push_str(&format!("# {why}\n{line}\n"));
+    }
+    s
+}
+
+/// Where no systemd unit owns the study's group: the cgroupfs writes that
+/// lift each limit of the set, in place of a drop-in.
+fn cgroupfs(head: &str, inv: &Inventory, lift: &[GroupLimit]) -> String {
+    let groups: Vec<&str> = inv.cgroups.iter().map(|c| c.path.as_str()).collect();
+    let mut s = format!(
+        "{head}# The study measured from a control group of its own, without the limits of\n\
+         # the group it ran in ({}). No systemd unit owns that group, so this is no\n\
+         # drop-in: run these writes as root to lift the limits (they last while the\n\
+         # group does; write them again where the group is made again).\n",
+        match groups.is_empty() {
+            true => "not read".to_string(),
+            false => groups.join(", "),
+        }
+    );
+    for g in lift.iter().filter(|g| group_limits::holds(**g, inv)) {
+        for line in permanent::lines(*g, inv, None) {
+            s.push_str(&format!("{line}\n"));
+        }
     }
     s
 }

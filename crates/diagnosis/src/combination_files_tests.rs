@@ -220,3 +220,84 @@ fn the_date_is_the_days_since_the_epoch_in_the_calendar() {
     assert_eq!(date_of(0), "1970-01-01");
     assert_eq!(date_of(1_764_115_200_000 + 3_600_000), "2025-11-26");
 }
+
+#[test]
+fn the_unit_that_owns_a_group_is_its_deepest_units_component() {
+    let unit = |p: &str| owning_unit(p).map(|(u, s)| format!("{u} [{s}]"));
+    assert_eq!(
+        unit("/system.slice/db.service").as_deref(),
+        Some("db.service [Service]")
+    );
+    assert_eq!(
+        unit("/user.slice/user-0.slice/session-3.scope/plant").as_deref(),
+        Some("session-3.scope [Scope]")
+    );
+    assert_eq!(
+        unit("/machine.slice/").as_deref(),
+        Some("machine.slice [Slice]")
+    );
+    assert_eq!(unit("/plant"), None);
+    assert_eq!(unit("/"), None);
+}
+
+#[test]
+fn the_drop_in_names_the_unit_of_the_studys_group_or_carries_the_cgroupfs_writes() {
+    use ssdready_measured::limits::{CgroupPath, CpuQuota, UsableCpus};
+    let cgroup = Member {
+        lever: "cpu-quota".into(),
+        kind: Kind::Cgroup,
+        change: "cpu-quota in the study's group → without the CPU quota".into(),
+        ..Default::default()
+    };
+    let c = configuration(vec![cgroup], &["cpu-quota"]);
+    let group = |path: &str| CgroupPath {
+        version: CgroupVersion::V2,
+        controllers: vec!["cpu".into()],
+        path: path.into(),
+        dir: Some(format!("/sys/fs/cgroup{path}")),
+        hidden_above: false,
+        source: String::new(),
+    };
+    let inv = |path: &str| Inventory {
+        pid: 1,
+        cgroups: vec![group(path)],
+        io_throttles: Vec::new(),
+        io_latency: Vec::new(),
+        io_cost: Default::default(),
+        cpu_quotas: vec![CpuQuota {
+            version: CgroupVersion::V2,
+            cgroup: path.into(),
+            quota_us: 60_000,
+            period_us: 100_000,
+            burst_us: None,
+            cpus: 0.6,
+            source: format!("/sys/fs/cgroup{path}/cpu.max"),
+        }],
+        cpuset: None,
+        affinity: None,
+        memory_limits: Vec::new(),
+        cpus: UsableCpus::new(vec![0, 1], None, None, Some(0.6)),
+        devices: Vec::new(),
+        hypervisor: None,
+        unread: Vec::new(),
+    };
+    // A session's scope owns the group the study ran in.
+    let scoped = inv("/user.slice/user-0.slice/session-3.scope");
+    let text = &files(&c, "2026-11-26", Some(&scoped))[0].text;
+    assert!(text.contains("systemctl edit session-3.scope"), "{text}");
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(body, ["[Scope]", "CPUQuota="]);
+    // No unit owns /plant: the writes, no unit to fill in.
+    let text = &files(&c, "2026-11-26", Some(&inv("/plant")))[0].text;
+    assert!(
+        !text.contains("Fill in") && !text.contains("UNIT"),
+        "{text}"
+    );
+    assert!(!text.contains("[Service]"), "{text}");
+    assert!(text.contains("No systemd unit owns that group"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("echo \"max\" > /sys/fs/cgroup/plant/cpu.max")),
+        "{text}"
+    );
+}
