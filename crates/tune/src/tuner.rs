@@ -148,7 +148,7 @@ impl Tuner {
                 value: value.into(),
             });
         }
-        let want = sysfs::value_of(attr, value);
+        let want = ssdready_measured::limits::parse::queue_value(attr, value);
         let (at, new) = match self.position(device, attr) {
             Some(i) => (i, false),
             None => {
