@@ -174,6 +174,7 @@ fn one(
             trial.error = Some("the study was stopped".into());
             break;
         }
+        crate::invariants::turn_order(trial.turns.len(), i % 2 == 1);
         match turn((sections, sections), change.as_mut(), run, stop, i % 2 == 1) {
             Ok(t) => trial.turns.push(t),
             Err((e, f)) => {
@@ -215,14 +216,7 @@ pub fn turn(
     change_first: bool,
 ) -> Result<Turn, (String, bool)> {
     let changed = |run: &mut RunFn, change: &mut dyn Change| {
-        change
-            .apply()
-            .map_err(|e| (format!("could not make the change: {e}"), false))?;
-        let ran = measure(changed_job, run, stop);
-        change
-            .revert()
-            .map_err(|e| (format!("could not put it back: {e}"), true))?;
-        ran.map_err(|e| (e, false))
+        crate::invariants::changed_run(change, || measure(changed_job, run, stop))
     };
     let base = |run: &mut RunFn| measure(sections, run, stop).map_err(|e| (e, false));
     let (baseline, change) = match change_first {

@@ -564,6 +564,7 @@ fn one(
             base: (w, &base_req),
             change: (&cw, &change_req),
         };
+        crate::invariants::turn_order(trial.turns.len(), i % 2 == 1);
         let turn = runs.turn(x.runner, change.as_mut(), i % 2 == 1);
         match turn {
             Ok(tn) => trial.turns.push(tn),
@@ -625,14 +626,7 @@ impl Pair<'_> {
         runner: &mut dyn Runner,
         change: &mut dyn Change,
     ) -> Result<Measured, (String, bool)> {
-        change
-            .apply()
-            .map_err(|e| (format!("could not make the change: {e}"), false))?;
-        let ran = measure(runner, self.change.0, self.change.1);
-        change
-            .revert()
-            .map_err(|e| (format!("could not put it back: {e}"), true))?;
-        ran.map_err(|e| (e, false))
+        crate::invariants::changed_run(change, || measure(runner, self.change.0, self.change.1))
     }
 }
 

@@ -363,6 +363,7 @@ fn turns(
             set.error = Some("the study was stopped".into());
             break;
         }
+        crate::invariants::turn_order(set.turns.len(), i % 2 == 1);
         match (Pair { base, change }).turn(x.runner, all, i % 2 == 1) {
             Ok(tn) => set.turns.push(tn),
             Err((e, fatal)) => {
