@@ -5,6 +5,7 @@
 //! queues, polling, rotational). The study's target detection
 //! (`ssdready_study::detect`) is built on it.
 
+use crate::sys::Sys;
 use std::path::Path;
 
 fn read(p: impl AsRef<Path>) -> Option<String> {
@@ -74,26 +75,22 @@ pub struct Queue {
     pub hw_queues: Option<u32>,
 }
 
-/// The queue of whole disk `disk`.
+/// The queue of whole disk `disk` (from [`crate::queue_dir`], the one
+/// reader of its directory).
 pub fn queue(disk: &str) -> Queue {
-    let q = Path::new("/sys/block").join(disk).join("queue");
-    let mut out = Queue::default();
-    if let Some(s) = read(q.join("scheduler")) {
-        out.schedulers = s
-            .split_whitespace()
-            .map(|x| x.trim_matches(|c| c == '[' || c == ']').to_string())
-            .collect();
-        out.scheduler = crate::platform::active_scheduler(&s);
+    queue_of(crate::queue_dir::read(Sys::new(Path::new("/")), disk))
+}
+
+/// The study's view of a queue directory read.
+fn queue_of(d: crate::queue_dir::QueueDir) -> Queue {
+    Queue {
+        schedulers: d.offered,
+        scheduler: d.settings.scheduler,
+        logical_block_size: d.settings.logical_block_size.unwrap_or(512),
+        poll_queues: d.settings.io_poll,
+        rotational: d.settings.rotational,
+        hw_queues: d.mq_entries,
     }
-    out.logical_block_size = read(q.join("logical_block_size"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(512);
-    out.poll_queues = read(q.join("io_poll")).map(|v| v == "1");
-    out.rotational = read(q.join("rotational")).map(|v| v == "1");
-    out.hw_queues = std::fs::read_dir(Path::new("/sys/block").join(disk).join("mq"))
-        .ok()
-        .map(|d| d.count() as u32);
-    out
 }
 
 #[cfg(test)]

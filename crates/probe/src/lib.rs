@@ -14,7 +14,8 @@
 //!   above the block layer.
 //! * [`platform`] — kernel, CPU, and each device's queue settings;
 //!   [`blockdev`] — a block device's transport, mount and queue, for the
-//!   study's target detection.
+//!   study's target detection. The queue directory (`/sys/block/X/queue`)
+//!   is read in one place, `queue_dir`, for these two and [`limits_dev`].
 //! * [`lab`], [`lab_irq`] — lab conditions (frequency scaling, idle states,
 //!   SMT, virtualisation, the device's interrupts…) with a warning for each
 //!   that makes results noisy or unrepresentative; [`irqcount`] — the
@@ -48,6 +49,7 @@ pub mod limits;
 pub mod limits_dev;
 pub mod platform;
 pub mod profile;
+mod queue_dir;
 pub mod stack;
 pub mod sys;
 pub mod threads;

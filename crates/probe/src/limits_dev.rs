@@ -22,33 +22,19 @@ pub fn whole_disk(s: Sys, maj: u32, min: u32) -> Option<(String, String)> {
     Some((devno.trim().to_string(), name))
 }
 
-/// The queue of whole disk `disk`.
+/// The queue of whole disk `disk`: its queue directory
+/// ([`crate::queue_dir`]), the driver's depth of a SCSI device and the
+/// poll queues among its hardware queues.
 pub fn queue(s: Sys, disk: &str) -> QueueSettings {
-    let q = |f: &str| s.read(&format!("/sys/block/{disk}/queue/{f}"));
-    let n = |f: &str| q(f).and_then(|v| v.parse::<u64>().ok());
-    let small = |f: &str| q(f).and_then(|v| v.parse::<u32>().ok());
-    let mq = s.list(&format!("/sys/block/{disk}/mq"));
-    let polled = crate::hwqueues::poll_queues(s, disk, mq.len() as u32);
+    let d = crate::queue_dir::read(s, disk);
+    let polled = crate::hwqueues::poll_queues(s, disk, d.mq_entries.unwrap_or(0));
     QueueSettings {
-        hw_queues: (!mq.is_empty()).then_some(mq.len() as u32),
-        nr_requests: n("nr_requests"),
         queue_depth: s
             .read(&format!("/sys/block/{disk}/device/queue_depth"))
             .and_then(|v| v.parse().ok()),
-        scheduler: q("scheduler").and_then(|t| crate::platform::active_scheduler(&t)),
-        wbt_lat_usec: n("wbt_lat_usec"),
-        max_sectors_kb: n("max_sectors_kb"),
-        max_hw_sectors_kb: n("max_hw_sectors_kb"),
-        nomerges: small("nomerges"),
-        rq_affinity: small("rq_affinity"),
-        read_ahead_kb: n("read_ahead_kb"),
-        io_poll: n("io_poll").map(|v| v != 0),
         poll_queues: polled.as_ref().map(|(n, _)| *n),
         poll_queues_source: polled.map(|(_, src)| src),
-        write_cache: q("write_cache"),
-        rotational: n("rotational").map(|v| v != 0),
-        logical_block_size: n("logical_block_size"),
-        physical_block_size: n("physical_block_size"),
+        ..d.settings
     }
 }
 

@@ -3,6 +3,7 @@
 //! rotational, write cache, read-ahead, polling, loop backing), and the
 //! lab conditions ([`crate::lab`]) with the hardware-counter probe.
 
+use crate::sys::Sys;
 use ssdready_core::result::{DeviceInfo, LabCondition, Platform};
 use std::path::Path;
 
@@ -11,39 +12,35 @@ fn read(p: impl AsRef<Path>) -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
 }
-fn read_u64(p: impl AsRef<Path>) -> Option<u64> {
-    read(p)?.parse().ok()
-}
-
-/// The active scheduler from a `queue/scheduler` text (`mq-deadline [none]`).
-/// A text without brackets (a queue with one choice) is that choice
-/// ([`ssdready_measured::limits::parse::schedulers`] parses it).
-pub fn active_scheduler(text: &str) -> Option<String> {
-    let (active, _) = ssdready_measured::limits::parse::schedulers(text);
-    active.or_else(|| {
-        let t = text.trim();
-        (!t.is_empty()).then(|| t.to_string())
-    })
-}
 
 /// Queue settings of whole disk `name`.
 pub fn device(name: &str) -> DeviceInfo {
-    let q = Path::new("/sys/block").join(name).join("queue");
-    let base = Path::new("/sys/block").join(name);
+    device_in(Sys::new(Path::new("/")), name)
+}
+
+/// [`device`] below another root (tests: a fake tree): its queue from the
+/// one reader of the queue directory ([`crate::queue_dir`]).
+fn device_in(s: Sys, name: &str) -> DeviceInfo {
+    let base = format!("/sys/block/{name}");
+    let num = |f: &str| {
+        s.read(&format!("{base}/{f}"))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let q = crate::queue_dir::read(s, name).settings;
     DeviceInfo {
         name: name.to_string(),
-        size_bytes: read_u64(base.join("size")).unwrap_or(0) * 512,
-        scheduler: read(q.join("scheduler")).and_then(|s| active_scheduler(&s)),
-        nr_requests: read_u64(q.join("nr_requests")),
-        logical_block_size: read_u64(q.join("logical_block_size")),
-        physical_block_size: read_u64(q.join("physical_block_size")),
-        rotational: read_u64(q.join("rotational")).map(|v| v != 0),
-        write_cache: read(q.join("write_cache")),
-        read_ahead_kb: read_u64(q.join("read_ahead_kb")),
-        io_poll: read_u64(q.join("io_poll")).map(|v| v != 0),
-        max_sectors_kb: read_u64(q.join("max_sectors_kb")),
-        loop_backing_file: read(base.join("loop/backing_file")),
-        loop_direct_io: read_u64(base.join("loop/dio")).map(|v| v != 0),
+        size_bytes: num("size").unwrap_or(0) * 512,
+        scheduler: q.scheduler,
+        nr_requests: q.nr_requests,
+        logical_block_size: q.logical_block_size,
+        physical_block_size: q.physical_block_size,
+        rotational: q.rotational,
+        write_cache: q.write_cache,
+        read_ahead_kb: q.read_ahead_kb,
+        io_poll: q.io_poll,
+        max_sectors_kb: q.max_sectors_kb,
+        loop_backing_file: s.read(&format!("{base}/loop/backing_file")),
+        loop_direct_io: num("loop/dio").map(|v| v != 0),
     }
 }
 
@@ -111,13 +108,26 @@ fn mitigations() -> Vec<(String, String)> {
 mod tests {
     use super::*;
     #[test]
-    fn scheduler_brackets() {
-        assert_eq!(
-            active_scheduler("mq-deadline [none] kyber").as_deref(),
-            Some("none")
-        );
-        assert_eq!(active_scheduler("none").as_deref(), Some("none"));
-        assert_eq!(active_scheduler(""), None);
+    fn a_devices_inventory_is_its_queue_directory_and_its_size() {
+        let f = crate::fake_tree::Fake::new();
+        let q = "/sys/block/loop3/queue";
+        f.file("/sys/block/loop3/size", "2048\n")
+            .file("/sys/block/loop3/loop/backing_file", "/dev/shm/x\n")
+            .file("/sys/block/loop3/loop/dio", "1\n")
+            .file(&format!("{q}/scheduler"), "none [mq-deadline]\n")
+            .file(&format!("{q}/nr_requests"), "64\n")
+            .file(&format!("{q}/rotational"), "1\n")
+            .file(&format!("{q}/io_poll"), "0\n")
+            .file(&format!("{q}/write_cache"), "write through\n");
+        let d = device_in(f.sys(), "loop3");
+        assert_eq!((d.name.as_str(), d.size_bytes), ("loop3", 2048 * 512));
+        assert_eq!(d.scheduler.as_deref(), Some("mq-deadline"));
+        assert_eq!(d.nr_requests, Some(64));
+        assert_eq!((d.rotational, d.io_poll), (Some(true), Some(false)));
+        assert_eq!(d.write_cache.as_deref(), Some("write through"));
+        assert_eq!(d.loop_backing_file.as_deref(), Some("/dev/shm/x"));
+        assert_eq!(d.loop_direct_io, Some(true));
+        assert_eq!((d.logical_block_size, d.max_sectors_kb), (None, None));
     }
     #[test]
     fn inventory_has_a_kernel() {

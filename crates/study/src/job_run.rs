@@ -269,6 +269,7 @@ fn best(
             i + 1,
         ));
         let both = (sections, changed.as_slice());
+        crate::invariants::turn_order(b.turns.len(), i % 2 == 1);
         match job_trials::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
             Ok(t) => b.turns.push(t),
             Err((e, _)) => {

@@ -605,6 +605,7 @@ pub(crate) fn in_turns(sides: &mut dyn Sides, change: &mut dyn Change, pairs: us
             out.error = Some("the study was stopped".into());
             break;
         }
+        crate::invariants::turn_order(out.turns.len(), i % 2 == 1);
         match turn(sides, change, i % 2 == 1) {
             Ok(t) => out.turns.push(t),
             Err((e, fatal)) => {
@@ -626,14 +627,7 @@ pub(crate) fn turn(
     change_first: bool,
 ) -> Result<Turn, (String, bool)> {
     let mut changed = |sides: &mut dyn Sides| {
-        change
-            .apply()
-            .map_err(|e| (format!("could not make the change: {e}"), false))?;
-        let ran = sides.measure(true);
-        change
-            .revert()
-            .map_err(|e| (format!("could not put it back: {e}"), true))?;
-        ran.map_err(|e| (e, false))
+        crate::invariants::changed_run(&mut *change, || sides.measure(true))
     };
     let base = |sides: &mut dyn Sides| sides.measure(false).map_err(|e| (e, false));
     let (baseline, change) = if change_first {

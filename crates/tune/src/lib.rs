@@ -203,6 +203,17 @@ pub enum TuneError {
     },
     #[error("writing the journal {path}: {why}; nothing was changed")]
     Journal { path: String, why: String },
+    /// The journal on disk did not hold the setting's original at the
+    /// moment of its write: the write is not made.
+    #[error(
+        "{} was left as it is: the journal {path} did not hold its original when it was to be written",
+        shown(device, attr)
+    )]
+    NotJournaled {
+        device: String,
+        attr: String,
+        path: String,
+    },
     #[error("this process already has a journal at {path} (one Tuner per process)")]
     AlreadyOpen { path: String },
     /// Another process is changing the device (it holds its lock).

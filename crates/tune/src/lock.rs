@@ -167,6 +167,14 @@ pub fn holds_at(dir: &Path, device: &str) -> bool {
     held().iter().any(|x| x.path == path)
 }
 
+/// Whether this process holds a lock of `device`, in whichever lock
+/// directory ([`LOCK_DIR`], or a test's).
+pub fn holds(device: &str) -> bool {
+    held()
+        .iter()
+        .any(|x| x.path.file_name().is_some_and(|n| n == device))
+}
+
 /// The locks of every device in `devices`, or the first refusal (the
 /// locks taken before it are released).
 pub fn acquire_all_at(dir: &Path, devices: &[String]) -> Result<Vec<DeviceLock>, LockError> {
@@ -255,9 +263,9 @@ mod tests {
         let a = acquire_at(&dir, "sdz").unwrap();
         let b = acquire_at(&dir, "sdz").unwrap();
         drop(a);
-        assert!(holds_at(&dir, "sdz"));
+        assert!(holds_at(&dir, "sdz") && holds("sdz"));
         drop(b);
-        assert!(!holds_at(&dir, "sdz"));
+        assert!(!holds_at(&dir, "sdz") && !holds("sdz"));
         assert!(acquire_at(&dir, "../etc").is_err());
     }
 }

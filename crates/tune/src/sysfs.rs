@@ -1,10 +1,12 @@
 //! A device's queue settings in sysfs: which ones ssdready changes
 //! ([`ATTRS`]), reading one as a value to compare (the active scheduler
-//! out of `[brackets]`, others trimmed), writing one, and putting one back
-//! ([`undo`]) unless another process changed it since ssdready did.
+//! out of `[brackets]`, others trimmed, by `ssdready_measured`'s parser),
+//! writing one, and putting one back ([`undo`]) unless another process
+//! changed it since ssdready did.
 
 use crate::journal::{Also, Setting};
 use crate::Restored;
+use ssdready_measured::limits::parse::queue_value;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -105,19 +107,11 @@ pub fn path(sysfs: &Path, device: &str, attr: &str) -> PathBuf {
     sysfs.join("block").join(device).join("queue").join(attr)
 }
 
-/// A setting's text as a value: the active scheduler (`[none] mq-deadline`
-/// is `none`), other settings trimmed.
-pub fn value_of(attr: &str, text: &str) -> String {
-    match attr {
-        "scheduler" => ssdready_probe::platform::active_scheduler(text).unwrap_or_default(),
-        _ => text.trim().to_string(),
-    }
-}
-
-/// Read a setting's value.
+/// Read a setting's value (the active scheduler for `scheduler`, others
+/// trimmed: [`queue_value`]).
 pub fn read(sysfs: &Path, device: &str, attr: &str) -> std::io::Result<String> {
     let text = std::fs::read_to_string(path(sysfs, device, attr))?;
-    Ok(value_of(attr, &text))
+    Ok(queue_value(attr, &text))
 }
 
 /// Write `value` to a setting (never through a link at the setting's own
@@ -203,15 +197,5 @@ mod tests {
         for ok in ["none", "mq-deadline", "-1", "128", "kyber"] {
             assert!(plain_value(ok), "{ok}");
         }
-    }
-
-    #[test]
-    fn the_scheduler_is_the_one_in_brackets() {
-        assert_eq!(
-            value_of("scheduler", "none [mq-deadline] bfq\n"),
-            "mq-deadline"
-        );
-        assert_eq!(value_of("scheduler", "none\n"), "none");
-        assert_eq!(value_of("nr_requests", " 256\n"), "256");
     }
 }

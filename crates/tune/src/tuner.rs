@@ -1,9 +1,11 @@
 //! [`Tuner`]: a device's queue settings changed with a journal, and put
 //! back. The order of a change: check (a setting of [`ATTRS`], a device the
-//! caller allowed, a plain value, a setting the kernel offers); read the
-//! original; record it with the value asked for in the journal, synced;
-//! only then write; read the value back and record what the kernel shows.
-//! A kill at any moment leaves a journal that says what to put back.
+//! caller allowed, a plain value, a setting the kernel offers); take the
+//! device's lock; read the original; assert the lock is held; record the
+//! original with the value asked for in the journal, synced; at the write,
+//! check that the journal on disk holds them; only then write; read the
+//! value back and record what the kernel shows. A kill at any moment leaves a
+//! journal that says what to put back.
 
 use crate::journal::{self, Journal, Setting};
 use crate::owner::{Liveness, Owner};
@@ -148,7 +150,7 @@ impl Tuner {
                 value: value.into(),
             });
         }
-        let want = sysfs::value_of(attr, value);
+        let want = ssdready_measured::limits::parse::queue_value(attr, value);
         let (at, new) = match self.position(device, attr) {
             Some(i) => (i, false),
             None => {
@@ -168,6 +170,9 @@ impl Tuner {
                 (self.journal.settings.len() - 1, true)
             }
         };
+        // Before the journal records the value to be written: a panic here
+        // leaves every setting as the journal says, for its putting back.
+        self.assert_locked(device);
         let before = std::mem::replace(&mut self.journal.settings[at].ours, want);
         if let Err(why) = self.save() {
             match new {
@@ -215,7 +220,11 @@ impl Tuner {
         Ok((kept, moved))
     }
 
-    /// The write itself, then the value the kernel shows recorded.
+    /// The write itself, then the value the kernel shows recorded. Just
+    /// before it, the journal on disk must hold the setting's original and
+    /// the value about to be written (else nothing is written:
+    /// [`TuneError::NotJournaled`]); the device's lock was asserted before
+    /// the journal recorded the value.
     fn write(&mut self, at: usize, path: &Path, value: &str) -> Result<(), TuneError> {
         let s = self.journal.settings[at].clone();
         #[cfg(test)]
@@ -225,6 +234,12 @@ impl Tuner {
         };
         #[cfg(not(test))]
         let hooked = Ok(());
+        if let Err(e) = self.journaled(&s) {
+            let now = sysfs::read(&self.sysfs, &s.device, &s.attr);
+            self.forget_unchanged(at, now.unwrap_or_else(|_| s.original.clone()));
+            let _ = self.save();
+            return Err(e);
+        }
         let wrote = hooked.and_then(|_| sysfs::write(&self.sysfs, &s.device, &s.attr, value));
         let now = sysfs::read(&self.sysfs, &s.device, &s.attr);
         if let Err(err) = wrote {
@@ -249,6 +264,42 @@ impl Tuner {
             }
         }
         Ok(())
+    }
+
+    /// A change is written only while this process holds the device's
+    /// lock: taken before the device's first change and kept until the
+    /// Tuner is dropped, so another ssdready cannot read a trial's value
+    /// as the original. A write without it is a bug of the Tuner's own
+    /// bookkeeping: the panic comes before the write, and the settings
+    /// already changed are put back by the unwinding (`Drop`) or the
+    /// binary's panic hook ([`crate::put_back_own`]).
+    fn assert_locked(&self, device: &str) {
+        assert!(
+            self.locks.iter().any(|l| l.device() == device)
+                && crate::lock::holds_at(&self.lock_dir, device),
+            "a change of {device}'s queue settings was about to be written without the device's lock"
+        );
+    }
+
+    /// Whether the journal on disk holds `s` as it is to be written: its
+    /// original, and the value ssdready leaves (what a kill at the write
+    /// would have the next command put back, and recognise as ssdready's).
+    fn journaled(&self, s: &Setting) -> Result<(), TuneError> {
+        let on_disk = Journal::load(&self.file).ok().flatten();
+        let holds = on_disk.is_some_and(|j| {
+            j.settings.iter().any(|x| {
+                (&x.device, &x.attr, &x.original, &x.ours)
+                    == (&s.device, &s.attr, &s.original, &s.ours)
+            })
+        });
+        match holds {
+            true => Ok(()),
+            false => Err(TuneError::NotJournaled {
+                device: s.device.clone(),
+                attr: s.attr.clone(),
+                path: self.file.display().to_string(),
+            }),
+        }
     }
 
     /// After a failed step: the entry at `at` now holds `now`; dropped when

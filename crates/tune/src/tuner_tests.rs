@@ -449,3 +449,64 @@ fn a_setting_the_switch_moved_that_cannot_be_put_back_is_said() {
         (vec![], vec![])
     );
 }
+
+#[test]
+fn a_journal_that_does_not_hold_the_change_at_its_write_stops_it() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    let file = t.journal_path().to_path_buf();
+    // Broken on purpose: the journal removed between its save and the write.
+    let gone = file.clone();
+    t.before_write = Some(Box::new(move |_| std::fs::remove_file(&gone)));
+    let e = t.set("loop0", "nr_requests", "4").unwrap_err();
+    assert!(matches!(e, TuneError::NotJournaled { .. }), "{e}");
+    assert!(e.to_string().contains("left as it is"), "{e}");
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(t.changed().is_empty() && f.journals().is_empty());
+    // A setting already changed: its journal rewritten with another value
+    // than the one to be written. The value ssdready left stays, journaled.
+    t.before_write = None;
+    t.set("loop0", "nr_requests", "8").unwrap();
+    t.before_write = Some(Box::new(move |_| {
+        let mut j = Journal::load(&file).unwrap().unwrap();
+        j.settings[0].ours = "16".into();
+        j.save(&file)
+    }));
+    let e = t.set("loop0", "nr_requests", "32").unwrap_err();
+    assert!(matches!(e, TuneError::NotJournaled { .. }), "{e}");
+    assert_eq!(f.read("loop0", "nr_requests"), "8");
+    assert_eq!(t.changed()[0].ours, "8");
+    let j = Journal::load(t.journal_path()).unwrap().unwrap();
+    assert_eq!(
+        (j.settings[0].original.as_str(), j.settings[0].ours.as_str()),
+        ("128", "8")
+    );
+    t.before_write = None;
+    assert!(t.restore_all().iter().all(Restored::is_original));
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+}
+
+#[test]
+fn a_change_without_the_devices_lock_panics_before_its_write_and_all_is_put_back() {
+    let f = Fake::new();
+    let r = std::panic::catch_unwind(|| {
+        let mut t = f.tuner();
+        t.set("loop0", "scheduler", "none").unwrap();
+        t.set("loop0", "nr_requests", "8").unwrap();
+        // Broken on purpose: the lock let go while the device's changes are
+        // held; the next write of a held setting finds it gone.
+        t.locks.clear();
+        assert!(!crate::lock::holds_at(&lock_dir_of(&f.dir()), "loop0"));
+        let _ = t.set("loop0", "scheduler", "bfq");
+    });
+    let e = r.unwrap_err();
+    let said = e.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(said.contains("without the device's lock"), "{said}");
+    assert_eq!(
+        f.read("loop0", "scheduler"),
+        "mq-deadline",
+        "never bfq, and put back"
+    );
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(f.journals().is_empty());
+}

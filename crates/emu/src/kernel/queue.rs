@@ -26,14 +26,11 @@ impl std::fmt::Display for Reset {
     }
 }
 
-/// The value a setting reads as (the active one for `scheduler`).
+/// The value a setting reads as (the active one for `scheduler`, by
+/// `ssdready_measured`'s one parser of it).
 fn read(q: &Path, attr: &str) -> Option<String> {
     let s = std::fs::read_to_string(q.join(attr)).ok()?;
-    let s = s.trim();
-    Some(match s.split_once('[') {
-        Some((_, rest)) => rest.split(']').next().unwrap_or(rest).to_string(),
-        None => s.to_string(),
-    })
+    Some(ssdready_measured::limits::parse::queue_value(attr, &s))
 }
 
 /// What each setting should be, as (attribute, value to write, value it

@@ -46,7 +46,8 @@ fn num(s: &str) -> Result<u64, String> {
 
 /// The active scheduler (the one in brackets) and every one offered, from
 /// a `queue/scheduler` text (`mq-deadline [none] kyber`): the one parser
-/// of it, used by the probe, the tuner and the levers alike.
+/// of it, used by the probe, the tuner, the emulator's drive and the
+/// levers alike.
 pub fn schedulers(text: &str) -> (Option<String>, Vec<String>) {
     let mut active = None;
     let mut all = Vec::new();
@@ -58,6 +59,27 @@ pub fn schedulers(text: &str) -> (Option<String>, Vec<String>) {
         all.push(name.to_string());
     }
     (active, all)
+}
+
+/// The scheduler in effect from a `queue/scheduler` text: the bracketed
+/// one, or the whole text where nothing is bracketed (a queue that offers
+/// no choice shows `none` alone). None for an empty text.
+pub fn active_scheduler(text: &str) -> Option<String> {
+    let (active, _) = schedulers(text);
+    active.or_else(|| {
+        let t = text.trim();
+        (!t.is_empty()).then(|| t.to_string())
+    })
+}
+
+/// A queue setting's text (`/sys/block/DEV/queue/ATTR`) as the value to
+/// compare and to write back: the active scheduler for `scheduler`
+/// (`[none] mq-deadline` is `none`), any other setting trimmed.
+pub fn queue_value(attr: &str, text: &str) -> String {
+    match attr {
+        "scheduler" => active_scheduler(text).unwrap_or_default(),
+        _ => text.trim().to_string(),
+    }
 }
 
 /// A device number `MAJ:MIN`, checked.

@@ -255,3 +255,40 @@ fn pressure_totals_and_cpu_lists() {
     assert_eq!(devno("259:3"), Ok((259, 3)));
     assert!(devno("259").is_err() && devno("a:b").is_err());
 }
+
+#[test]
+fn the_scheduler_in_effect_is_the_bracketed_one_or_the_only_one() {
+    assert_eq!(
+        schedulers("mq-deadline [none] kyber\n"),
+        (
+            Some("none".to_string()),
+            vec!["mq-deadline".into(), "none".into(), "kyber".into()]
+        )
+    );
+    assert_eq!(
+        active_scheduler("mq-deadline [none] kyber").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        active_scheduler("none mq-deadline [bfq]\n").as_deref(),
+        Some("bfq")
+    );
+    // A queue that offers no choice (md, device-mapper) shows it alone.
+    assert_eq!(schedulers("none").0, None);
+    assert_eq!(active_scheduler("none\n").as_deref(), Some("none"));
+    assert_eq!(active_scheduler(""), None);
+    assert_eq!(active_scheduler(" \n"), None);
+}
+
+#[test]
+fn a_queue_settings_value_is_its_active_scheduler_or_its_trimmed_text() {
+    assert_eq!(
+        queue_value("scheduler", "none [mq-deadline] bfq\n"),
+        "mq-deadline"
+    );
+    assert_eq!(queue_value("scheduler", "none\n"), "none");
+    assert_eq!(queue_value("scheduler", ""), "");
+    assert_eq!(queue_value("nr_requests", " 256\n"), "256");
+    // Only the scheduler's text is read for brackets.
+    assert_eq!(queue_value("write_cache", "[x]\n"), "[x]");
+}

@@ -4,7 +4,9 @@
 //! with its own rate, latency and the device's I/O per operation in the
 //! table beside.
 
-use super::charts::{Axis, Body, Figure, StackedBars, Table};
+use super::bars::StackedBars;
+use super::charts::Axis;
+use super::figure::{Body, Figure, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::model::StudyDoc;

@@ -2,7 +2,8 @@
 //! from the schedule against the offered load (open loop), the "hockey
 //! stick", with the answer in the note and every run in the table.
 
-use super::charts::{Axis, Body, Figure, Series, Style, Table, XyChart};
+use super::charts::{Axis, Series, Style, XyChart};
+use super::figure::{Body, Figure, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::model::StudyDoc;

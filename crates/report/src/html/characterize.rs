@@ -9,7 +9,9 @@
 //! the write-saturation curve with the write cliff marked, against time
 //! and against the capacity written.
 
-use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table, XyChart};
+use super::bars::StackedBars;
+use super::charts::{Axis, Mark, Series, Style, XyChart};
+use super::figure::{Body, Figure, Table};
 use super::page::{header, kpis, kv_table, page, section, utc, Kpi};
 use super::svg::{esc, Unit};
 use ssdready_characterize_judge::model::{CharacterizeDoc, RoundTest, WindowPoint};

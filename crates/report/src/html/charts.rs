@@ -1,15 +1,15 @@
 //! The report's chart kinds, drawn with [`super::svg`]: lines and points
 //! over two axes ([`XyChart`], with reference lines and shaded windows),
-//! stacked bars ([`StackedBars`], vertical or horizontal, with a second
-//! axis in another unit, in `bars.rs`) and a heat map ([`HeatMap`],
-//! `heatmap.rs`); the axes, legends and frames they share. Each chart is
-//! an `<svg class="chart">` whose data marks carry `class="mark"`; a
-//! [`Figure`] (`figure.rs`) puts it under a title, with a note and its
-//! data as a table.
+//! stacked bars ([`StackedBars`](super::bars::StackedBars), vertical or
+//! horizontal, with a second axis in another unit, in `bars.rs`) and a
+//! heat map ([`HeatMap`](super::heatmap::HeatMap), `heatmap.rs`); the
+//! axes, legends and frames they share. Each chart is an `<svg
+//! class="chart">` whose data marks carry `class="mark"`; a
+//! [`Figure`](super::figure::Figure) (`figure.rs`) puts it under a title,
+//! with a note and its data as a table. Each kind is imported from the
+//! file that defines it: `bars.rs` and `heatmap.rs` use the primitives
+//! here, never the other way.
 
-pub use super::bars::{AltAxis, StackedBars};
-pub use super::figure::{Body, Figure, Table};
-pub use super::heatmap::HeatMap;
 use super::svg::{
     color, linear_label, linear_unit, log_label, text_width, Scale, ScaleKind, Svg, Unit,
 };

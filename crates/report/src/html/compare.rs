@@ -3,8 +3,9 @@
 //! them, given as JSON and shown first as a table — then the two curves
 //! overlaid (A solid, B dashed).
 
-use super::charts::{Axis, Body, Figure, Series, Style, Table, XyChart};
+use super::charts::{Axis, Series, Style, XyChart};
 use super::curves::{self, Named};
+use super::figure::{Body, Figure, Table};
 use super::page::{header, page, section, utc};
 use super::svg::{esc, Unit};
 use super::{timeline, ReportDoc};

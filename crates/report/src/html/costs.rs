@@ -4,8 +4,10 @@
 //! profiled runs and by process against the rest of the system at every
 //! depth (nanoseconds and TSC clocks), and what limits saturation.
 
-use super::charts::{AltAxis, Axis, Body, Figure, StackedBars, Table};
+use super::bars::{AltAxis, StackedBars};
+use super::charts::Axis;
 use super::curves::{run, skipped_why};
+use super::figure::{Body, Figure, Table};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::model::StudyDoc;

@@ -4,7 +4,8 @@
 //! ideal line). Each takes one study or several (a comparison overlays
 //! them: the first solid, the next dashed).
 
-use super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
+use super::charts::{Axis, Mark, Series, Style, XyChart};
+use super::figure::{Body, Figure, Table};
 use super::svg::{color, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::figures::Scaling;

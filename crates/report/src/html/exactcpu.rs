@@ -5,7 +5,9 @@
 //! the cross-checks' verdicts against the whole-system figure from
 //! /proc/stat. Absent when the run had no bracketed profile.
 
-use super::charts::{Axis, Body, Figure, StackedBars, Table};
+use super::bars::StackedBars;
+use super::charts::Axis;
+use super::figure::{Body, Figure, Table};
 use super::page::section as page_section;
 use super::svg::{esc, Unit};
 use ssdready_core::result::{ExactCpu, PhaseResult, RunResult};

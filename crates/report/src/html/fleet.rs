@@ -2,7 +2,9 @@
 //! hosts 1…N together as its efficiency against the same hosts alone, with
 //! the aggregate IOPS, merged p99 and slowest host in the table beside.
 
-use super::charts::{Axis, Body, Figure, StackedBars, Table};
+use super::bars::StackedBars;
+use super::charts::Axis;
+use super::figure::{Body, Figure, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::fleet::Section;

@@ -6,7 +6,9 @@
 //! conditions. A single run has one queue depth: the curves, the knee and
 //! the verdicts are the study's.
 
-use super::charts::{AltAxis, Axis, Body, Figure, Series, StackedBars, Style, Table, XyChart};
+use super::bars::{AltAxis, StackedBars};
+use super::charts::{Axis, Series, Style, XyChart};
+use super::figure::{Body, Figure, Table};
 use super::page::{header, kpis, kv_table, page, platform_rows, section, utc, Kpi};
 use super::svg::{esc, Unit};
 use super::timeline;

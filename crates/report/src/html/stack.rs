@@ -3,7 +3,7 @@
 //! figures over the run that moved the most I/O, and which member or
 //! layer the study named (`figures.stack`; docs/stacks.md).
 
-use super::charts::Table;
+use super::figure::Table;
 use super::page::section;
 use super::svg::esc;
 use ssdready_core::units::fmt_count;

@@ -5,7 +5,9 @@
 //! p99 latency as ratios, CPU from the process's getrusage), with what was
 //! skipped and why.
 
-use super::charts::{Axis, Body, Figure, StackedBars, Table};
+use super::bars::StackedBars;
+use super::charts::Axis;
+use super::figure::{Body, Figure, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::model::StudyDoc;

@@ -6,8 +6,9 @@
 //! submission strategies against interrupts, the run over time, the noise
 //! between repeats, the platform and its lab conditions, and every run.
 
-use super::charts::{Axis, Mark, Series, Style, Table, XyChart};
+use super::charts::{Axis, Mark, Series, Style, XyChart};
 use super::curves::{self, Named};
+use super::figure::Table;
 use super::page::{header, kpis, kv_table, page, platform_rows, section, utc, Kpi};
 use super::svg::{esc, Unit};
 use super::{costs, timeline};

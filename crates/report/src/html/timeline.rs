@@ -11,7 +11,9 @@
 //! in which every second's IOPS stays within ±10 % of the stretch's mean
 //! (at least three seconds).
 
-use super::charts::{Axis, Body, Figure, HeatMap, Mark, Series, Style, Table, XyChart};
+use super::charts::{Axis, Mark, Series, Style, XyChart};
+use super::figure::{Body, Figure, Table};
+use super::heatmap::HeatMap;
 use super::svg::Unit;
 use ssdready_core::result::RunResult;
 use ssdready_core::stats::{sec_lat_bucket_low, SecSample, SEC_LAT_BUCKETS};

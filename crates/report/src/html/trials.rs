@@ -10,7 +10,8 @@
 //! (every change that helped, measured together) leads the note and the
 //! table.
 
-use super::charts::{Table, FONT, WIDTH};
+use super::charts::{FONT, WIDTH};
+use super::figure::Table;
 use super::figure::{Body, Figure};
 use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
 use ssdready_diagnosis::combination::Combination;

@@ -4,8 +4,10 @@
 //! several devices) with a card for what was not studied, and the spread
 //! between repeats of each repeated point.
 
-use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table, XyChart};
+use super::bars::StackedBars;
+use super::charts::{Axis, Mark, Series, Style, XyChart};
 use super::curves::skipped_why;
+use super::figure::{Body, Figure, Table};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use ssdready_diagnosis::model::StudyDoc;

@@ -2,7 +2,8 @@
 //! words, and WSAT's IOPS against time or the capacity written, with the
 //! cliff marked and the samples as a table.
 
-use super::super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
+use super::super::charts::{Axis, Mark, Series, Style, XyChart};
+use super::super::figure::{Body, Figure, Table};
 use super::super::svg::Unit;
 use super::{missing, MAX_TABLE_ROWS};
 use ssdready_characterize_judge::model::{CharacterizeDoc, WriteCliff, WsatResult};
