@@ -135,6 +135,28 @@ fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
     said
 }
 
+/// Remove the temporary files that processes now gone left in `run_dir`
+/// (`.NAME.ssdready-PID-N.tmp`: killed while writing a record or its
+/// stats). How many were removed.
+fn clean_temp_files(run_dir: &Path, alive: fn(u32) -> bool) -> usize {
+    let Ok(d) = std::fs::read_dir(run_dir) else {
+        return 0;
+    };
+    let writer = |n: &str| -> Option<u32> {
+        let (_, rest) = n
+            .strip_prefix('.')?
+            .strip_suffix(".tmp")?
+            .rsplit_once(".ssdready-")?;
+        rest.split_once('-')?.0.parse().ok()
+    };
+    d.flatten()
+        .filter(|e| {
+            let pid = writer(&e.file_name().to_string_lossy());
+            pid.is_some_and(|p| !alive(p)) && std::fs::remove_file(e.path()).is_ok()
+        })
+        .count()
+}
+
 /// Abort the FUSE connection of a dead daemon's mount at `mnt`, if it is
 /// still mounted: whatever still waits for an answer from it ends (a
 /// daemon that closed a file of its own mount waits forever, unkillable,
@@ -245,6 +267,12 @@ pub fn clean_stale() -> Vec<String> {
         ));
     }
     said.extend(clean_mount_dirs(Path::new(RUN_DIR), alive));
+    let temps = clean_temp_files(Path::new(RUN_DIR), alive);
+    if temps > 0 {
+        said.push(format!(
+            "removed {temps} temporary file(s) in {RUN_DIR} left by killed daemons"
+        ));
+    }
     // Also when the attachment that turned it on was killed before its
     // record was written: the switch's own record says it was turned on.
     said.extend(put_back_uring(0));
@@ -414,6 +442,19 @@ mod tests {
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("pid 4000001"), "{said:?}");
         assert!(!dead.exists() && live.exists());
+    }
+
+    #[test]
+    fn a_temporary_file_of_a_killed_writer_is_removed_and_a_live_one_kept() {
+        let run = tempfile::tempdir().unwrap();
+        let dead = run.path().join(".emu-7.json.ssdready-4000001-0.tmp");
+        let live = run.path().join(".emu-8.stats.json.ssdready-4000002-3.tmp");
+        let other = run.path().join("emu-8.json");
+        for f in [&dead, &live, &other] {
+            std::fs::write(f, "{}").unwrap();
+        }
+        assert_eq!(clean_temp_files(run.path(), |pid| pid == 4000002), 1);
+        assert!(!dead.exists() && live.exists() && other.exists());
     }
 
     #[test]
