@@ -14,6 +14,7 @@ mod cli_errors;
 mod emu_devfile;
 mod emu_faults;
 mod emu_ftl;
+mod emu_kill;
 mod emu_limits;
 mod emu_owner;
 mod emu_queues;

@@ -2,7 +2,9 @@
 //! device (`/dev/fuse`, its `FUSE_DEV_IOC_CLONE`), `mount(2)`/`umount2(2)`
 //! of a FUSE file system, loop devices configured in one ioctl
 //! (`LOOP_CONFIGURE`: backing file, logical block size, direct I/O) and
-//! removed (`LOOP_CLR_FD`), a thread's timer slack and CPU time, and an
+//! removed (`LOOP_CLR_FD`) — also bound from a short-lived child process
+//! that holds the backing file instead of the caller — the FUSE control
+//! file system (`fusectl`), a thread's timer slack and CPU time, and an
 //! epoll instance with a timer of its own ([`Poller`]: a daemon's one
 //! wait for its next request or completion). Each raw call is
 //! behind a safe function; the structures are written by hand from
@@ -167,6 +169,154 @@ pub fn loop_configure_flags(
     // matches field for field (size checked in the tests), from a local.
     cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg) })?;
     Ok(dev)
+}
+
+/// The step of [`loop_configure_elsewhere`] that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindStep {
+    /// Opening `/dev/loopN`, or the pipe and the process that bind it.
+    Setup,
+    /// Opening the backing file (in the short-lived process).
+    Backing,
+    /// `LOOP_CONFIGURE` itself.
+    Configure,
+}
+
+/// Bind the file at `backing` (opened read-write with `O_DIRECT`) to the
+/// free loop device `/dev/loopN`, as [`loop_configure_flags`] does, but
+/// with the file opened in a short-lived child process that exits once
+/// the loop device holds it: this process never has the file open. A FUSE
+/// daemon binds its own mount's file this way, since every close of a file
+/// on its mount by itself (its exit's included) would wait for an answer
+/// only it can give. The child closes every other descriptor first (the
+/// daemon's `/dev/fuse` ones above all, so that the daemon's end still
+/// ends the connection) and dies with the thread that started it.
+pub fn loop_configure_elsewhere(
+    n: u32,
+    backing: &Path,
+    block_size: u32,
+    flags: u32,
+) -> Result<(), (BindStep, io::Error)> {
+    let setup = |e| (BindStep::Setup, e);
+    let path = cpath(backing).map_err(|e| (BindStep::Backing, e))?;
+    let dev = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/dev/loop{n}"))
+        .map_err(setup)?;
+    // SAFETY: all-zero bytes are a valid LoopConfig (integers and arrays).
+    let mut cfg: LoopConfig = unsafe { std::mem::zeroed() };
+    cfg.block_size = block_size;
+    cfg.info.lo_flags = flags;
+    let mut ends = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into a live local array.
+    cvt(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) }).map_err(setup)?;
+    // SAFETY: each end is a descriptor just made and owned from here on.
+    let (rd, wr) = unsafe {
+        use std::os::fd::FromRawFd;
+        (File::from_raw_fd(ends[0]), File::from_raw_fd(ends[1]))
+    };
+    // SAFETY: the child runs bind_in_child only, which makes raw system
+    // calls on values prepared above (no allocation, no lock) and exits.
+    let pid = cvt(unsafe { libc::fork() }).map_err(setup)?;
+    if pid == 0 {
+        bind_in_child(&path, dev.as_raw_fd(), wr.as_raw_fd(), cfg);
+    }
+    drop(wr);
+    let mut said = [0u8; 5];
+    let got = io::Read::read(&mut &rd, &mut said).unwrap_or(0);
+    let mut status = 0;
+    // SAFETY: waits for the child made above; `status` is a live local.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    if got == 5 {
+        let errno = i32::from_le_bytes([said[1], said[2], said[3], said[4]]);
+        let step = match said[0] {
+            1 => BindStep::Backing,
+            _ => BindStep::Configure,
+        };
+        return Err((step, io::Error::from_raw_os_error(errno)));
+    }
+    match libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        true => Ok(()),
+        false => Err(setup(io::Error::other(
+            "the process binding the loop device ended without binding it",
+        ))),
+    }
+}
+
+/// The child of [`loop_configure_elsewhere`]: open the file, bind it,
+/// exit; a failure's step and errno are written to `wr` first.
+fn bind_in_child(path: &CString, dev: libc::c_int, wr: libc::c_int, mut cfg: LoopConfig) -> ! {
+    let (lo, hi) = (dev.min(wr), dev.max(wr));
+    // SAFETY: raw system calls on integers and on `path`, a NUL-terminated
+    // string made before the fork; closing ranges of descriptors that no
+    // Rust object of this process will use again (it only exits).
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        for (first, last) in [(3, lo - 1), (lo + 1, hi - 1), (hi + 1, libc::c_int::MAX)] {
+            if first <= last {
+                libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32);
+            }
+        }
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_DIRECT | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            child_failed(wr, 1);
+        }
+        cfg.fd = fd as u32;
+        if libc::ioctl(dev, LOOP_CONFIGURE as _, &cfg) < 0 {
+            child_failed(wr, 2);
+        }
+        libc::_exit(0)
+    }
+}
+
+/// The child's failure: `step` and errno written to `wr`, then its end.
+fn child_failed(wr: libc::c_int, step: u8) -> ! {
+    let e = io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO);
+    let mut b = [step, 0, 0, 0, 0];
+    b[1..].copy_from_slice(&e.to_le_bytes());
+    // SAFETY: a write of a live local array, then the child's end.
+    unsafe {
+        libc::write(wr, b.as_ptr().cast(), b.len());
+        libc::_exit(1)
+    }
+}
+
+/// Mount the FUSE control file system (`fusectl`: one directory per
+/// connection, whose `abort` ends it) on directory `dir` (root only).
+pub fn mount_fusectl(dir: &Path) -> io::Result<()> {
+    let (src, target, fstype) = (
+        CString::new("fusectl")?,
+        cpath(dir)?,
+        CString::new("fusectl")?,
+    );
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the
+    // call; no data argument.
+    cvt(unsafe {
+        libc::mount(
+            src.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            std::ptr::null(),
+        )
+    })?;
+    Ok(())
 }
 
 /// Unbind loop device `path` from its backing file (`LOOP_CLR_FD`; the
@@ -377,6 +527,52 @@ mod tests {
         assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
         // _IOR(229, 0, uint32_t) as the kernel computes it.
         assert_eq!(FUSE_DEV_IOC_CLONE, 0x8004_e500);
+    }
+
+    /// Whether this process has `path` open.
+    fn holds(path: &Path) -> bool {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == path))
+    }
+
+    #[test]
+    fn a_loop_device_bound_elsewhere_holds_the_file_and_the_caller_does_not() {
+        if !is_root() || !Path::new("/dev/loop-control").exists() {
+            eprintln!("skipped: binding a loop device needs root and /dev/loop-control");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("backing");
+        std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+        let missing = dir.path().join("missing");
+        let n = loop_get_free().unwrap();
+        let e = loop_configure_elsewhere(n, &missing, 4096, 0).unwrap_err();
+        assert_eq!(
+            (e.0, e.1.raw_os_error()),
+            (BindStep::Backing, Some(libc::ENOENT))
+        );
+        let mut bound = None;
+        for _ in 0..20 {
+            let n = loop_get_free().unwrap();
+            match loop_configure_elsewhere(n, &file, 4096, 0) {
+                Ok(()) => {
+                    bound = Some(n);
+                    break;
+                }
+                // Another process took it meanwhile.
+                Err((BindStep::Configure, e)) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => panic!("binding loop{n}: {e:?}"),
+            }
+        }
+        let n = bound.expect("a free loop device");
+        let sys = format!("/sys/block/loop{n}/loop/backing_file");
+        let backing = std::fs::read_to_string(&sys).unwrap_or_default();
+        let held = holds(&file);
+        loop_clear(Path::new(&format!("/dev/loop{n}"))).unwrap();
+        assert_eq!(backing.trim(), file.to_str().unwrap());
+        assert!(!held, "the caller holds the backing file itself");
     }
 
     #[test]

@@ -6,8 +6,11 @@
 //! daemon's pid, loop device, mount point), with its daemon's running
 //! figures in `NAME.stats.json` (rewritten every [`STATS_EVERY_MS`],
 //! atomically). An attachment whose daemon died (SIGKILL) is found by
-//! [`clean_stale`] and removed: loop device unbound, FUSE mount detached,
-//! directory and record deleted. The command line (argv, the signals, what
+//! [`clean_stale`] and removed: FUSE connection aborted (through fusectl),
+//! loop device unbound, FUSE mount detached, directory and record deleted;
+//! a killed daemon still stuck on its own connection is freed so first.
+//! The daemon holds no file of its own mount (the loop device holds it,
+//! [`KernelDrive::attach`]), so its own exit never waits on it. The command line (argv, the signals, what
 //! is printed) is the binary's `emu_cmd`.
 
 use super::error::KernelError;
@@ -17,13 +20,13 @@ pub use super::records::{
 };
 use super::records::{mount_dir_pids, records_in};
 use super::stamps::Stamps;
-use super::state::alive;
 pub use super::state::RUN_DIR;
+use super::state::{alive, dying};
 use super::ublk_serve::UblkDrive;
 use super::{self as kernel, KernelDrive};
 use crate::config::Params;
 use ssdready_io::kdev;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -111,6 +114,9 @@ fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
         if alive(pid) || recorded.contains(&dir.display().to_string()) {
             continue;
         }
+        // A dead daemon's end aborts its connection; anything else holding
+        // it open would keep it: aborted here whatever holds it.
+        said.extend(abort_connection(&dir).err());
         // Killed after binding its loop device: that goes first.
         for n in loops_over(&dir) {
             if kdev::loop_clear(Path::new(&format!("/dev/loop{n}"))).is_ok() {
@@ -129,6 +135,76 @@ fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
     said
 }
 
+/// Remove the temporary files that processes now gone left in `run_dir`
+/// (`.NAME.ssdready-PID-N.tmp`: killed while writing a record or its
+/// stats). How many were removed.
+fn clean_temp_files(run_dir: &Path, alive: fn(u32) -> bool) -> usize {
+    let Ok(d) = std::fs::read_dir(run_dir) else {
+        return 0;
+    };
+    let writer = |n: &str| -> Option<u32> {
+        let (_, rest) = n
+            .strip_prefix('.')?
+            .strip_suffix(".tmp")?
+            .rsplit_once(".ssdready-")?;
+        rest.split_once('-')?.0.parse().ok()
+    };
+    d.flatten()
+        .filter(|e| {
+            let pid = writer(&e.file_name().to_string_lossy());
+            pid.is_some_and(|p| !alive(p)) && std::fs::remove_file(e.path()).is_ok()
+        })
+        .count()
+}
+
+/// Abort the FUSE connection of a dead daemon's mount at `mnt`, if it is
+/// still mounted: whatever still waits for an answer from it ends (a
+/// daemon that closed a file of its own mount waits forever, unkillable,
+/// for its own answer), and its loop device's I/O fails at once instead of
+/// holding up its unbinding. The connection's number, if there was one;
+/// the line saying why it could not be aborted.
+fn abort_connection(mnt: &Path) -> Result<Option<u32>, String> {
+    super::fusectl::abort(mnt, Path::new(RUN_DIR)).map_err(|why| {
+        format!(
+            "could not abort the FUSE connection of {}: {why}",
+            mnt.display()
+        )
+    })
+}
+
+/// Free the daemons on their way out that wait on their own FUSE
+/// connection ([`dying`]: killed, yet still there): their connections
+/// aborted, each awaited for at most 2 s. One line for each.
+fn free_dying(run_dir: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    let recorded = records_in(run_dir)
+        .into_iter()
+        .map(|r| (r.pid, PathBuf::from(r.mountpoint)));
+    for (pid, mnt) in recorded.chain(mount_dir_pids(run_dir)) {
+        if !alive(pid) || !dying(pid) {
+            continue;
+        }
+        let line = match abort_connection(&mnt) {
+            Ok(None) => continue,
+            Ok(Some(n)) => format!("aborted FUSE connection {n} of {}", mnt.display()),
+            Err(why) => why,
+        };
+        let t0 = Instant::now();
+        while alive(pid) && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let state = if alive(pid) {
+            "still there"
+        } else {
+            "now gone"
+        };
+        said.push(format!(
+            "{line}: its daemon, pid {pid}, was killed yet stuck waiting on it; {state}"
+        ));
+    }
+    said
+}
+
 /// Remove what a dead daemon left: returns what was removed, one line each.
 pub fn clean(r: &Record) -> Vec<String> {
     let mut done = Vec::new();
@@ -140,6 +216,7 @@ pub fn clean(r: &Record) -> Vec<String> {
         let _ = std::fs::remove_file(record_path(&r.name));
         return done;
     }
+    done.extend(abort_connection(Path::new(&r.mountpoint)).err());
     let backing = format!("/sys/block/loop{}/loop/backing_file", r.loop_index);
     let ours = Path::new(&r.mountpoint).join(kernel::fuse_proto::DISK_NAME);
     let bound = std::fs::read_to_string(&backing).is_ok_and(|b| Path::new(b.trim()) == ours);
@@ -171,8 +248,10 @@ pub fn clean_stale() -> Vec<String> {
             )];
         }
     }
-    // A dead study's mounts first: they keep its drive's device busy.
-    let mut said = super::mounts::clean_stale();
+    // Killed daemons stuck on their own connection are freed first.
+    let mut said = free_dying(Path::new(RUN_DIR));
+    // A dead study's mounts next: they keep its drive's device busy.
+    said.extend(super::mounts::clean_stale());
     let stale: Vec<Record> = records().into_iter().filter(|r| !alive(r.pid)).collect();
     for r in &stale {
         let done = clean(r);
@@ -188,6 +267,12 @@ pub fn clean_stale() -> Vec<String> {
         ));
     }
     said.extend(clean_mount_dirs(Path::new(RUN_DIR), alive));
+    let temps = clean_temp_files(Path::new(RUN_DIR), alive);
+    if temps > 0 {
+        said.push(format!(
+            "removed {temps} temporary file(s) in {RUN_DIR} left by killed daemons"
+        ));
+    }
     // Also when the attachment that turned it on was killed before its
     // record was written: the switch's own record says it was turned on.
     said.extend(put_back_uring(0));
@@ -357,6 +442,19 @@ mod tests {
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("pid 4000001"), "{said:?}");
         assert!(!dead.exists() && live.exists());
+    }
+
+    #[test]
+    fn a_temporary_file_of_a_killed_writer_is_removed_and_a_live_one_kept() {
+        let run = tempfile::tempdir().unwrap();
+        let dead = run.path().join(".emu-7.json.ssdready-4000001-0.tmp");
+        let live = run.path().join(".emu-8.stats.json.ssdready-4000002-3.tmp");
+        let other = run.path().join("emu-8.json");
+        for f in [&dead, &live, &other] {
+            std::fs::write(f, "{}").unwrap();
+        }
+        assert_eq!(clean_temp_files(run.path(), |pid| pid == 4000002), 1);
+        assert!(!dead.exists() && live.exists() && other.exists());
     }
 
     #[test]

@@ -278,10 +278,17 @@ pub fn entry_out(size: u64, blksize: u32) -> Vec<u8> {
     o
 }
 
-/// `struct fuse_open_out` (handle `fh`, no open flags: the page cache is
-/// bypassed by the opener's O_DIRECT, not forced).
+/// `FOPEN_NOFLUSH` (`fuse_open_out.open_flags`): the kernel sends no
+/// FLUSH when a file opened so is closed. Nothing is cached to flush, and
+/// a FLUSH waits uninterruptibly for its answer: a process closing the
+/// file while the daemon cannot answer (the daemon itself, killed) would
+/// wait forever. Kernels without it (before 5.16) ignore the bit.
+pub const FOPEN_NOFLUSH: u32 = 1 << 5;
+
+/// `struct fuse_open_out` (handle `fh`; the page cache is bypassed by the
+/// opener's O_DIRECT, not forced; no FLUSH on close: [`FOPEN_NOFLUSH`]).
 pub fn open_out(fh: u64) -> Vec<u8> {
-    Out::default().u64(fh).u32(0).u32(0).0
+    Out::default().u64(fh).u32(FOPEN_NOFLUSH).u32(0).0
 }
 
 /// `struct fuse_write_out`.
@@ -325,6 +332,8 @@ mod tests {
         assert_eq!(attr_out(DISK_ID, 1 << 20, 4096).len(), ATTR_OUT);
         assert_eq!(entry_out(1 << 20, 4096).len(), ENTRY_OUT);
         assert_eq!(open_out(2).len(), OPEN_OUT);
+        // open_flags follows the 8-byte handle: no FLUSH on close.
+        assert_eq!(u32_at(&open_out(2), 8), Some(FOPEN_NOFLUSH));
         assert_eq!(write_out(2).len(), WRITE_OUT);
         assert_eq!(statfs_out(1 << 20, 4096).len(), STATFS_OUT);
     }

@@ -36,6 +36,7 @@ pub mod fuse_proto;
 pub mod fuse_serve;
 pub mod fuse_uring;
 pub mod fuse_uring_serve;
+pub mod fusectl;
 pub mod mounts;
 pub mod queue;
 mod records;
@@ -52,7 +53,7 @@ use crate::config::Params;
 use crate::shared::SharedDevice;
 use fuse_serve::{Negotiated, Shared};
 use ssdready_io::clock::Clock;
-use ssdready_io::kdev;
+use ssdready_io::kdev::{self, BindStep};
 use stamps::Stamps;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -288,29 +289,21 @@ impl KernelDrive {
         self.bind_loop()
     }
 
-    /// Open the FUSE file with direct I/O and bind a free loop device to it.
+    /// Bind a free loop device to the FUSE file, with direct I/O. The file
+    /// is opened by a short-lived child process and held by the loop
+    /// device only: this daemon holds no file of its own mount, so that
+    /// nothing it closes, exiting included, waits for its own answer.
     fn bind_loop(&mut self) -> Result<(), KernelError> {
         let file = self.mountpoint.join(fuse_proto::DISK_NAME);
-        let backing = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-                .open(&file)
-                .map_err(|err| KernelError::Open {
-                    path: file.clone(),
-                    err,
-                })?
-        };
         let mut last = String::new();
         for _ in 0..20 {
             let n = kdev::loop_get_free().map_err(|err| KernelError::Os {
                 doing: "finding a free loop device",
                 err,
             })?;
-            match kdev::loop_configure(n, &backing, self.block_size, true) {
-                Ok(_dev) => {
+            let flags = kdev::LO_FLAGS_DIRECT_IO;
+            match kdev::loop_configure_elsewhere(n, &file, self.block_size, flags) {
+                Ok(()) => {
                     self.loop_index = n;
                     self.loop_path = PathBuf::from(format!("/dev/loop{n}"));
                     self.check_dio()?;
@@ -320,8 +313,19 @@ impl KernelDrive {
                     return Ok(());
                 }
                 // Another process took it meanwhile.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
-                Err(err) => return Err(KernelError::BindLoop { n, file, err }),
+                Err((BindStep::Configure, e)) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    last = e.to_string()
+                }
+                Err((BindStep::Backing, err)) => return Err(KernelError::Open { path: file, err }),
+                Err((BindStep::Configure, err)) => {
+                    return Err(KernelError::BindLoop { n, file, err })
+                }
+                Err((BindStep::Setup, err)) => {
+                    return Err(KernelError::Os {
+                        doing: "starting the process that binds the loop device",
+                        err,
+                    })
+                }
             }
         }
         Err(KernelError::NoFreeLoop { last })

@@ -36,6 +36,46 @@ pub fn alive(pid: u32) -> bool {
     named && !zombie
 }
 
+/// Whether process `pid` is on its way out without being gone: one of its
+/// threads exits (`PF_EXITING`) or has SIGKILL pending. [`alive`] still
+/// finds such a daemon, but it will never answer again: one stuck so
+/// waits on something only its end can free (its FUSE connection).
+pub fn dying(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let read = |f: &str| std::fs::read_to_string(t.path().join(f)).unwrap_or_default();
+        exiting(&read("stat")) || killed(&read("status"))
+    })
+}
+
+/// Whether a thread's `/proc/…/stat` line has `PF_EXITING` in its flags
+/// (the ninth field).
+fn exiting(stat: &str) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let flags = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split(' ').nth(6));
+    flags
+        .and_then(|f| f.parse::<u64>().ok())
+        .is_some_and(|f| f & PF_EXITING != 0)
+}
+
+/// Whether a thread's `/proc/…/status` has SIGKILL pending, for the
+/// thread or its process (`SigPnd`, `ShdPnd`: masks in hex, signal N at
+/// bit N-1).
+fn killed(status: &str) -> bool {
+    let kill = 1u64 << (libc::SIGKILL - 1);
+    status.lines().any(|l| {
+        let mask = l
+            .strip_prefix("SigPnd:")
+            .or_else(|| l.strip_prefix("ShdPnd:"));
+        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & kill != 0)
+    })
+}
+
 /// The largest record read (records are a few hundred bytes).
 pub const MAX_RECORD: u64 = 64 * 1024;
 
@@ -260,5 +300,20 @@ mod tests {
         assert!(trusted(0, 0o100644, 1000).is_ok());
         assert!(trusted(1000, 0o100644, 1000).is_ok());
         assert!(trusted(0, 0o100664, 0).is_err());
+    }
+
+    #[test]
+    fn a_killed_or_exiting_thread_is_dying() {
+        let stat = |flags: u64| format!("77 (ssdready (x)) D 1 77 77 0 -1 {flags} 0 0");
+        assert!(exiting(&stat(0x40_0044)));
+        assert!(!exiting(&stat(0x40_0040)));
+        let status =
+            |sig: &str, shd: &str| format!("Name:\tssdready\nSigPnd:\t{sig}\nShdPnd:\t{shd}\n");
+        assert!(killed(&status("0000000000000100", "0000000000000000")));
+        assert!(killed(&status("0000000000000000", "0000000000000100")));
+        assert!(!killed(&status("0000000000004000", "0000000000000002")));
+        // This test's own process is neither.
+        assert!(!dying(std::process::id()));
+        assert!(!dying(u32::MAX - 1));
     }
 }
