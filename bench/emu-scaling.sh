@@ -1,55 +1,81 @@
 #!/usr/bin/env bash
-# Workers on one in-process emulated drive: 1 against 2 (real time, 4 KiB
-# random reads, QD $QD each), on a zero-cost model (`null`) and on a flash
-# preset (`nvme-tlc`, written whole first so that every read reaches a
-# die). Prints per preset the IOPS of 1 and 2 workers and their ratio,
-# the model's own ratio for the same jobs in virtual time (`emu simulate`:
-# at QD 32 each, nvme-tlc's dies bind, and the model itself gives only
-# 1.56x; at QD 8 it gives 1.88x; `null` has no model limit, 2x), the
-# real ratio as a fraction of the model's (goal: 2 workers >= 1.8x one
-# where the model does not bind, i.e. >= 0.9 of the model's ratio, with
-# 2 CPUs free), and the workers' CPU per I/O (usr + sys, from the run's
-# own figures): equal CPU per I/O at 1 and 2 workers means the workers do
-# not serialise on the model, whatever the machine's load leaves them.
-# The load average is printed with each figure: on a loaded machine the
-# IOPS ratio is the load's, the CPU per I/O is not.
+# Workers on one in-process emulated drive: how the emulator's real-time
+# front scales with its workers, against what the device model itself
+# allows them. Real time, 4 KiB random reads, QD $QD each, after the
+# drive is written whole (so that every read reaches a die).
 #
-# `flash-fast` is nvme-tlc with fast timings and a wide link, so that its
-# model limit never binds what the emulator's CPUs can do:
-#   nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,link_mbps=64000,cpl_ns=5000
-# (2 µs array reads, 0.1 µs per command on each of 4 controller cores,
-# 0.26 µs per page on a channel, 64 ns per 4 KiB on the link; 5 µs to post
-# a completion, a latency that takes no resource): 4.16M IOPS at QD 32
-# and 7.99M at QD 64 in virtual time (1.92x; the busiest resource at QD
-# 64, the link, about half busy): five times what one worker's CPU can
-# issue (about 0.8M reads a second at 1.2 µs each), so the workers are
-# bound by their CPU alone.
+# Usage: bench/emu-scaling.sh [WORKERS...]      (default: 1 2)
+#   e.g. bench/emu-scaling.sh 1 2 4 8 16
+# Settings (environment): RUNTIME=3 (s per run), REPEATS=3 (rounds),
+#   QD=32, PRESETS="flash-poll" (names below, or any emu: spec),
+#   BIN=path/to/ssdready (default: target/release/ssdready, else
+#   target/fast/ssdready; built with `cargo build --release` only when
+#   neither exists). Needs the binary and python3 only: no fio, no cargo
+#   when a binary is there.
 #
-# Usage: bench/emu-scaling.sh   (RUNTIME=3 REPEATS=3 QD=32
-#        PRESETS="null nvme-tlc flash-fast"; BIN=path uses that binary
-#        instead of building)
+# Each round runs every worker count once, in the order given, so that a
+# change in the machine's load falls on all counts alike (the rounds
+# alternate the counts). Per run it prints the IOPS, the ratio to one
+# worker's IOPS in the same round (when 1 is among the counts), the
+# model's own IOPS for the same jobs in virtual time (`emu simulate`,
+# 200 ms: what the device model allows, its limit where a resource binds)
+# and the run's fraction of it, the workers' CPU per I/O (usr + sys, from
+# the run's own figures: equal CPU per I/O at 1 and N workers means they
+# do not serialise on shared state), and the load average before and
+# after. Every command line it runs is printed first.
+#
+# Presets:
+#   flash-poll  nvme-tlc with fast timings, the emulator's own speed
+#               test: read_ns=2000,fw_cmd_ns=200,link_mbps=64000,
+#               channel_mbps=64000,nocopy=1,completion=poll (2 µs array
+#               reads, 0.2 µs per command on each of 4 controller cores,
+#               64 ns per 4 KiB on the link and a channel; nothing
+#               copied; completions polled). The model gives one worker
+#               at QD 32 about 10.8M IOPS and 16 workers 15.2M (the link
+#               binds at 15.6M).
+#   flash-fast  nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,
+#               link_mbps=64000,cpl_ns=5000 (data copied, hybrid
+#               completions).
+#   null, nvme-tlc, or any emu: parameters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${RUNTIME:-3}
 REPEATS=${REPEATS:-3}
-PRESETS=${PRESETS:-"null nvme-tlc flash-fast"}
-FLASH_FAST="nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,link_mbps=64000,cpl_ns=5000"
 QD=${QD:-32}
+PRESETS=${PRESETS:-flash-poll}
+WORKERS=("$@")
+[[ ${#WORKERS[@]} -gt 0 ]] || WORKERS=(1 2)
+for w in "${WORKERS[@]}"; do
+  [[ $w =~ ^[1-9][0-9]*$ ]] || { echo "emu-scaling: '$w' is not a worker count" >&2; exit 2; }
+done
+command -v python3 > /dev/null || { echo "emu-scaling: needs python3 (to read the runs' JSON)" >&2; exit 2; }
 if [[ -n ${BIN:-} ]]; then
   B=$BIN
+elif [[ -x target/release/ssdready ]]; then
+  B=target/release/ssdready
+elif [[ -x target/fast/ssdready ]]; then
+  B=target/fast/ssdready
 else
-  cargo build --profile fast -q
-  B=${CARGO_TARGET_DIR:-$PWD/target}/fast/ssdready
+  cargo build --release -q
+  B=target/release/ssdready
 fi
-echo "== emulator scaling: $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) CPUs, Linux $(uname -r), $(date -u '+%F %H:%M UTC')"
-spec() { # a preset's name, or flash-fast's parameters
-  if [[ $1 == flash-fast ]]; then echo "$FLASH_FAST"; else echo "$1"; fi
+[[ -x $B ]] || { echo "emu-scaling: no binary at $B" >&2; exit 2; }
+spec() { # a preset's name, or the parameters it stands for
+  case $1 in
+    flash-poll) echo "nvme-tlc,read_ns=2000,fw_cmd_ns=200,link_mbps=64000,channel_mbps=64000,nocopy=1,completion=poll" ;;
+    flash-fast) echo "nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,link_mbps=64000,cpl_ns=5000" ;;
+    *) echo "$1" ;;
+  esac
 }
-one() { # preset, workers[, run|emu simulate]: "IOPS CPU-ns-per-IO"
-  "$B" ${3:-run} --output-format=json --filename="emu:$(spec "$1"),size=256m" \
-    --name=fill --rw=write --bs=1m --iodepth=4 --size=256m \
-    --name=r --stonewall --rw=randread --bs=4k --iodepth="$QD" --numjobs="$2" \
-    --runtime="$RUNTIME" --time_based 2> /dev/null |
+args() { # preset, workers, seconds: the job's options
+  echo "--output-format=json --filename=emu:$(spec "$1"),size=256m" \
+    "--name=fill --rw=write --bs=1m --iodepth=4 --size=256m" \
+    "--name=r --stonewall --rw=randread --bs=4k --iodepth=$QD --numjobs=$2" \
+    "--runtime=$3 --time_based"
+}
+one() { # preset, workers[, run|emu simulate[, seconds]]: "IOPS CPU-ns-per-IO"
+  # shellcheck disable=SC2046 # the options are words without spaces
+  "$B" ${3:-run} $(args "$1" "$2" "${4:-$RUNTIME}") 2> /dev/null |
     python3 -c "
 import json, sys
 jobs = [j for j in json.load(sys.stdin)['jobs'] if j['jobname'] == 'r']
@@ -57,23 +83,29 @@ ios = sum(j['read']['total_ios'] for j in jobs)
 cpu = sum((j['usr_cpu'] + j['sys_cpu']) / 100 * j['job_runtime'] / 1e3 for j in jobs)
 print(sum(j['read']['iops'] for j in jobs), cpu * 1e9 / max(ios, 1))"
 }
+echo "== emulator scaling: $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) CPUs, Linux $(uname -r), $(date -u '+%F %H:%M UTC'), $B"
+echo "   runs:     $B run $(args "PRESET" "WORKERS" "$RUNTIME")"
+echo "   model:    $B emu simulate $(args "PRESET" "WORKERS" 200ms)"
 for p in $PRESETS; do
-  if [[ $p == null ]]; then
-    model=2 # no model limit
-  else
-    read -r m1 _ < <(RUNTIME=1 one "$p" 1 "emu simulate")
-    read -r m2 _ < <(RUNTIME=1 one "$p" 2 "emu simulate")
-    model=$(python3 -c "print($m2 / $m1)")
-  fi
-  for r in $(seq "$REPEATS"); do
-    l0=$(cut -d' ' -f1 /proc/loadavg)
-    read -r i1 c1 < <(one "$p" 1)
-    read -r i2 c2 < <(one "$p" 2)
-    l1=$(cut -d' ' -f1 /proc/loadavg)
-    python3 -c "
-i1, c1, i2, c2, m = map(float, '$i1 $c1 $i2 $c2 $model'.split())
-print(f'   $p QD $QD round $r: 1 worker {i1/1e3:.0f}K IOPS ({c1:.0f} ns CPU per I/O), 2 workers {i2/1e3:.0f}K '
-      f'({c2:.0f} ns); ratio {i2/i1:.2f} (the model {m:.2f}: {i2/i1/m:.2f} of it); '
-      f'CPU per I/O 2 vs 1 {c2/c1:.2f}; load {\"$l0\"}→{\"$l1\"}')"
+  declare -A model=()
+  for w in "${WORKERS[@]}"; do
+    read -r m _ < <(one "$p" "$w" "emu simulate" 200ms)
+    model[$w]=$m
   done
+  for r in $(seq "$REPEATS"); do
+    base=
+    for w in "${WORKERS[@]}"; do
+      l0=$(cut -d' ' -f1 /proc/loadavg)
+      read -r iops cpu < <(one "$p" "$w")
+      l1=$(cut -d' ' -f1 /proc/loadavg)
+      [[ $w == 1 ]] && base=$iops
+      python3 -c "
+iops, cpu, m, w = $iops, $cpu, ${model[$w]}, $w
+base = '$base'
+ratio = f'{iops / float(base):5.2f}x one worker' if base else '(no 1-worker run yet)'
+print(f'   $p QD $QD round $r: {w:3d} workers {iops / 1e6:7.2f}M IOPS, {ratio}; '
+      f'model {m / 1e6:6.2f}M ({iops / m:.2f} of it); {cpu:5.0f} ns CPU per I/O; load $l0→$l1')"
+    done
+  done
+  unset model
 done

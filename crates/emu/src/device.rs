@@ -73,6 +73,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub(crate) mod basics;
+pub mod queue_reads;
 pub mod shared_reads;
 use basics::{earliest, per_pages, Timeline};
 pub use basics::{Extent, Op};
@@ -132,6 +133,9 @@ pub struct Device {
     /// The latest completion time handed out: where virtual time stands.
     pub now: u64,
     pub counters: DeviceCounters,
+    /// In the real-time front: the ledgers its link and controller are
+    /// booked in ([`queue_reads`]).
+    booking: Option<queue_reads::Booking>,
     /// Injected faults, decided per command by the real-time front
     /// ([`crate::fault`]).
     pub faults: crate::fault::FaultInjector,
@@ -182,6 +186,7 @@ impl Device {
                 die_busy_ns: vec![0; dies],
             },
             faults: crate::fault::FaultInjector::new(&p.faults),
+            booking: None,
             p: p.clone(),
         }
     }
@@ -244,20 +249,18 @@ impl Device {
 
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
         let dur = self.link_ns(bytes);
-        let now = self.t_now.load();
-        self.link_line.get_mut().reserve(at, dur, now)
+        self.link_data(at, dur, self.t_now.load())
     }
 
     /// A command's own bytes (the command, its extent list) over the link.
     fn fetch(&mut self, at: u64, bytes: u64) -> u64 {
         let dur = self.link_ns(bytes);
-        let now = self.t_now.load();
-        self.cmd_line.get_mut().reserve(at, dur, now)
+        self.link_cmd(at, dur, self.t_now.load())
     }
 
     fn channel(&mut self, c: usize, at: u64) -> u64 {
         let (dur, now) = (self.chan_ns_per_page, self.t_now.load());
-        self.chans[c].get_mut().reserve(at, dur, now)
+        self.chan_booked(c, at, dur, now)
     }
 
     /// Bytes a command of `extents` extents moves over the link besides its
@@ -310,7 +313,7 @@ impl Device {
 
     fn controller(&mut self, t: u64, pages: u64, extents: u64) -> u64 {
         let cost = self.controller_ns(pages, extents);
-        self.ctrl_free.take_mut(t, cost)
+        self.core(t, cost)
     }
 
     fn busy(&mut self, d: usize, ns: u64) {
@@ -415,7 +418,7 @@ impl Device {
     /// returns when its data has crossed the channel (`at` when the page is
     /// unmapped: no NAND access). The die places the read ([`Die::begin_read`]).
     fn read_page(&mut self, lpn: u64, at: u64) -> u64 {
-        self.read_page_as(lpn, at, self.counters.commands, self.t_now.load())
+        self.read_page_booked(lpn, at, self.counters.commands, self.t_now.load())
     }
 
     /// [`Device::read_page`] for command number `cmd`, through `&self`: the
@@ -423,6 +426,21 @@ impl Device {
     /// the owner of the whole model). Its die time and NAND counts are
     /// kept by the die.
     pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64, now: u64) -> u64 {
+        let dur = self.chan_ns_per_page;
+        let channel = |c: usize, from: u64| self.chans[c].lock().reserve(from, dur, now);
+        self.read_page_with(lpn, (at, cmd, now), channel)
+    }
+
+    /// [`Device::read_page_as`] with `channel(c, from)` reserving channel
+    /// `c`'s transfer of the page from `from` (returning its end): the
+    /// device's own schedule of the channel, or a queue pair's lane of it
+    /// ([`queue_reads`]).
+    pub(crate) fn read_page_with(
+        &self,
+        lpn: u64,
+        (at, cmd, now): (u64, u64, u64),
+        mut channel: impl FnMut(usize, u64) -> u64,
+    ) -> u64 {
         let Some(ppn) = self.ftl.as_ref().and_then(|f| f.mapping(lpn)) else {
             return at;
         };
@@ -431,19 +449,19 @@ impl Device {
             return at;
         };
         let mut die = die.lock();
-        let chan = &self.chans[d % self.chans.len()];
+        let c = d % self.chans.len();
         let dur = self.chan_ns_per_page;
         let planes = u64::from(self.timing.planes);
         if let Some(read_end) = die.cached_read(cmd, page) {
             // Another unit of a page this command has read: its transfer.
-            let x = chan.lock().reserve(read_end.max(at), dur, now);
+            let x = channel(c, read_end.max(at));
             die.extend_read(plane, x);
             die.read_busy_ns = die.read_busy_ns.saturating_add(dur / planes);
             return x;
         }
         let plan = die.begin_read(at, plane, now, &self.timing);
         let read_end = plan.begin.saturating_add(self.p.read_ns);
-        let x = chan.lock().reserve(read_end, dur, now);
+        let x = channel(c, read_end);
         let mut counts = die.read_counts;
         let busy = die.end_read(plan, x, (cmd, page, read_end), &self.timing, &mut counts);
         die.read_counts = counts;

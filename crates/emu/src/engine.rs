@@ -23,12 +23,16 @@
 //! worker rings the doorbell — when it next looks for completions, or
 //! submits anything but a read — and the device then fetches the whole
 //! queue at once, as an NVMe controller fetches the entries a doorbell
-//! announces: the reads take the link's locks once for the batch, not
-//! once each ([`crate::device::Device::read_shared_batch`]). Each read
+//! announces. The batch goes on the worker's own lanes of the link, the
+//! controller's cores and the channels, which book the device's capacity
+//! frame by frame in its ledgers, a chunk at a time ([`crate::ledger`],
+//! [`crate::device::Device::read_lanes_batch`]): workers take no
+//! device-wide lock and write no common cache line per read, and together
+//! they never put more work in a frame than the device can do. Each read
 //! is still modelled at its own submission time and the resources are
 //! reserved in the same order, so a worker alone gets the same times as
-//! before; with several, only the interleaving of their commands on the
-//! shared resources differs, as it does between CPUs on a real device. A
+//! before; with several, they share the resources' capacity frame by
+//! frame (within a frame their transfers may overlap). A
 //! read cannot complete before the worker looks for it, so nothing it can
 //! see is late. `getevents` hands back the completions whose
 //! time has come, waiting as the device's completion mode says — sleeping
@@ -73,6 +77,7 @@
 //! submitted, and nothing else holds it.
 
 use crate::config::CompletionMode;
+use crate::device::queue_reads::Lanes;
 use crate::device::shared_reads::SharedRead;
 use crate::device::Extent;
 use crate::fault::Outcome as Fault;
@@ -93,6 +98,8 @@ use crate::shared::{failed, op_of};
 
 pub(crate) mod bufs;
 use bufs::SlotBufs;
+#[cfg(test)]
+mod lanes_tests;
 
 /// A worker's buffers for `spec` on `dev`: none on a `nocopy` device.
 pub(crate) fn slot_bufs(
@@ -135,6 +142,9 @@ pub struct EmuEngine {
     sq: Vec<IoReq>,
     sq_reads: Vec<SharedRead>,
     sq_done: Vec<u64>,
+    /// Its own lanes of the device's link and controller, for the reads
+    /// of its submission queue ([`crate::ledger`]): owned, not shared.
+    lanes: Lanes,
 }
 
 impl EmuEngine {
@@ -150,6 +160,7 @@ impl EmuEngine {
             None => Vec::new(),
         };
         Ok(EmuEngine {
+            lanes: Lanes::new(&dev.params),
             seqs,
             bufs: slot_bufs(&dev, spec, seed)?,
             mode: match spec.completion {
@@ -201,6 +212,7 @@ impl EmuEngine {
         self.sq_done.resize(reqs.len(), 0);
         let fetched = self.dev.read_batch(
             (self.queue.0, &self.queue.1),
+            &mut self.lanes,
             &mut self.sq_reads,
             &mut self.sq_done,
         );

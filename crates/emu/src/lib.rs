@@ -61,6 +61,7 @@ pub mod ftl;
 pub mod geometry;
 pub mod iface;
 pub mod kernel;
+pub mod ledger;
 pub mod locked;
 pub mod memory;
 pub mod merge;

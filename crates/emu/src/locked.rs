@@ -110,12 +110,31 @@ impl FreeTimes {
     /// Take the earliest free resource at `t` for `cost` ns; returns when
     /// it is done. For the owner of the whole model.
     pub fn take_mut(&mut self, t: u64, cost: u64) -> u64 {
-        let (i, f) = self.earliest();
-        let end = t.max(f).saturating_add(cost);
-        if let Some(c) = self.0.get_mut(i) {
-            *c.get_mut() = end;
+        self.take_mut_admitted(t, cost, |_| Ok(()))
+    }
+
+    /// [`FreeTimes::take_mut`], where `admit` may refuse the start found
+    /// and name a time to look again from ([`crate::ledger`]).
+    pub fn take_mut_admitted(
+        &mut self,
+        t: u64,
+        cost: u64,
+        mut admit: impl FnMut(u64) -> Result<(), u64>,
+    ) -> u64 {
+        let mut t = t;
+        loop {
+            let (i, f) = self.earliest();
+            let start = t.max(f);
+            if let Err(from) = admit(start) {
+                t = from.max(start.saturating_add(1));
+                continue;
+            }
+            let end = start.saturating_add(cost);
+            if let Some(c) = self.0.get_mut(i) {
+                *c.get_mut() = end;
+            }
+            return end;
         }
-        end
     }
 
     /// [`FreeTimes::take_mut`] for one of several threads (type docs).

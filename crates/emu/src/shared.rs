@@ -2,8 +2,10 @@
 //! its lock (or, in DRAM mode without faults, its units reserved with
 //! atomics; on flash without faults, reads hold it shared through their
 //! own queue pair's shard of its lock, [`crate::model_lock`], and lock only
-//! the dies, channels and link they use, [`crate::device::shared_reads`],
-//! a queue pair's waiting reads fetched as one batch),
+//! the dies they use, [`crate::device::shared_reads`]; a queue pair's
+//! waiting reads are fetched as one batch, on its own lanes of the link,
+//! the controller and the channels, booked in the device's ledgers,
+//! [`crate::device::queue_reads`]),
 //! the data, the queue pairs, the power-cut undo log and the
 //! host's side of the command interface. A failure of the model fails the
 //! device for good ([`crate::engine`]'s module docs); each worker's
@@ -11,6 +13,7 @@
 
 use crate::config::{CompletionMode, Params};
 use crate::data::{Data, Way};
+use crate::device::queue_reads::{Lanes, Ledgers};
 use crate::device::{Device, Extent, Op};
 use crate::engine::bufs::SlotBufs;
 use crate::fault::Outcome as Fault;
@@ -33,8 +36,10 @@ pub struct SharedDevice {
     /// DRAM mode without injected faults: the model's units, reserved
     /// without its lock (module docs).
     dram: Option<Arc<crate::dram::DramUnits>>,
-    /// Flash without injected faults: reads hold the model shared.
-    shared_reads: bool,
+    /// Flash without injected faults: reads hold the model shared, and
+    /// a queue pair's batches go on its own lanes of the link and the
+    /// controller, booked in these ledgers ([`crate::ledger`]).
+    shared_reads: Option<Arc<Ledgers>>,
     /// The device's I/O queue pairs.
     pub queues: crate::queues::QueuePairs,
     /// The data, one byte per byte of capacity (empty with `nocopy`).
@@ -68,11 +73,16 @@ impl SharedDevice {
             Data::zeroed(capacity)
         }
         .ok_or(DataNotAllocated { bytes: capacity })?;
-        let dev = Device::new(&params);
+        let mut dev = Device::new(&params);
+        let shared_reads = (dev.reads_shareable() && !params.faults.any()).then(|| {
+            let ledgers = Arc::new(dev.ledgers());
+            dev.book_in(ledgers.clone());
+            ledgers
+        });
         Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),
             dram: dev.dram_units().filter(|_| !params.faults.any()),
-            shared_reads: dev.reads_shareable() && !params.faults.any(),
+            shared_reads,
             power: crate::powercut::Power::of(&params),
             queues: crate::queues::QueuePairs::new(params.queues),
             device: crate::model_lock::ModelLock::new(dev, params.queues),
@@ -118,7 +128,7 @@ impl SharedDevice {
             counts.count(1, done);
             return Ok((done, Fault::default()));
         }
-        if self.shared_reads && op == Op::Read {
+        if self.shared_reads.is_some() && op == Op::Read {
             return self.read_shared(queue, counts, t, extent);
         }
         let faulty = self.params.faults.any() && op != Op::Trim;
@@ -169,16 +179,18 @@ impl SharedDevice {
     /// ([`crate::engine`]'s module docs): a flash device whose reads hold
     /// the model shared, behind an interface without a limit.
     pub(crate) fn batches_reads(&self) -> bool {
-        self.shared_reads && !self.iface.limited()
+        self.shared_reads.is_some() && !self.iface.limited()
     }
 
     /// The reads of queue pair `queue`'s submission queue, fetched at once
-    /// with the model held shared ([`Device::read_shared_batch`]): each
-    /// one's command number is given here, its completion time goes into
+    /// with the model held shared, on the worker's own `lanes` of the link
+    /// and the controller ([`Device::read_lanes_batch`]): each one's
+    /// command number is given here, its completion time goes into
     /// `done`. A panic fails the device for good.
     pub(crate) fn read_batch(
         &self,
         (queue, counts): (usize, &crate::queues::Counts),
+        lanes: &mut Lanes,
         reads: &mut [crate::device::shared_reads::SharedRead],
         done: &mut [u64],
     ) -> Result<(), EngineError> {
@@ -194,7 +206,11 @@ impl SharedDevice {
         let Ok(dev) = self.device.read_queue(queue) else {
             return Err(self.fail(POISONED.into()));
         };
-        match catch_unwind(AssertUnwindSafe(|| dev.read_shared_batch(reads, done))) {
+        let read = || match &self.shared_reads {
+            Some(ledgers) => dev.read_lanes_batch((ledgers, lanes), reads, done),
+            None => dev.read_shared_batch(reads, done),
+        };
+        match catch_unwind(AssertUnwindSafe(read)) {
             Ok(()) => {
                 for &d in done.iter() {
                     counts.count(1, d);

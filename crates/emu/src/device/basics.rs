@@ -20,9 +20,36 @@ impl Timeline {
     /// before `now` (no later request can start before its submission) are
     /// forgotten. Returns the end of the transfer.
     pub(crate) fn reserve(&mut self, at: u64, dur: u64, now: u64) -> u64 {
+        self.reserve_admitted(at, dur, now, |_| Ok(()))
+    }
+
+    /// [`Timeline::reserve`], where `admit` may refuse the place found
+    /// (its start) and name a time to look again from
+    /// ([`crate::ledger`]: a frame with no room left).
+    pub(crate) fn reserve_admitted(
+        &mut self,
+        at: u64,
+        dur: u64,
+        now: u64,
+        mut admit: impl FnMut(u64) -> Result<(), u64>,
+    ) -> u64 {
         if dur == 0 {
             return at;
         }
+        let mut at = at;
+        loop {
+            let (i, start) = self.place(at, dur, now);
+            match admit(start) {
+                Ok(()) => return self.book(i, start, dur),
+                Err(from) => at = from.max(start.saturating_add(1)),
+            }
+        }
+    }
+
+    /// Where [`Timeline::reserve`] would put `dur` ns from `at`: the index
+    /// of its interval and its start (intervals ending before `now` are
+    /// forgotten). Nothing is booked.
+    fn place(&mut self, at: u64, dur: u64, now: u64) -> (usize, u64) {
         let end = |s: u64| s.saturating_add(dur);
         while self.busy.front().is_some_and(|&(_, e)| e <= now) {
             self.busy.pop_front();
@@ -38,8 +65,15 @@ impl Timeline {
             start = start.max(e);
             i += 1;
         }
-        self.busy.insert(i, (start, end(start)));
-        end(start)
+        (i, start)
+    }
+
+    /// Book `dur` ns from `start` at index `i`, as [`Timeline::place`]
+    /// gave them; returns the end.
+    fn book(&mut self, i: usize, start: u64, dur: u64) -> u64 {
+        let end = start.saturating_add(dur);
+        self.busy.insert(i, (start, end));
+        end
     }
 }
 

@@ -17,12 +17,13 @@
 //! zones — holds the whole model alone ([`Device::submit`]), which keeps
 //! readers out.
 //!
-//! A queue pair's reads reach the device in batches, as an NVMe
-//! controller fetches every entry a doorbell announces
-//! ([`Device::read_shared_batch`]): the command link's lock is taken once
-//! for the batch's commands and the data link's once for its data, each
-//! resource reserved for the batch's reads in their order, so the times
-//! are those of the reads one after another.
+//! A batch of reads ([`Device::read_shared_batch`]) takes the command
+//! link's lock once for its commands and the data link's once for its
+//! data, each resource reserved for the batch's reads in their order, so
+//! the times are those of the reads one after another. The real-time
+//! front's queue pairs fetch their batches on lanes of their own instead
+//! ([`super::queue_reads`]: no device-wide lock per read), with the same
+//! times for a queue pair alone.
 //!
 //! The reservations are the ones [`Device::submit`] makes for a read, in
 //! the same order, so a read costs the same whichever path it takes; the
