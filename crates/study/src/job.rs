@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::result::{DirResult, RunResult};
+use ssdready_core::spec::JobSpec;
 use ssdready_diagnosis::limit::caps::Caps;
 
 /// Options whose effect the study cannot repeat run after run.
@@ -69,22 +70,47 @@ pub fn check(sections: &[Section], file: &str) -> Result<(), JobError> {
     Ok(())
 }
 
-/// The value of `key` in effect for the job at `job` (the last one
-/// written in the globals before it or in its own section).
-pub fn effective(sections: &[Section], job: usize, key: &str) -> Option<String> {
-    let own = std::iter::once(&sections[job]);
-    let globals = sections[..job].iter().filter(|s| s.global);
-    let mut found = None;
-    for o in globals.chain(own).flat_map(|s| s.options.iter()) {
-        if o.key == key {
-            found = Some(o.value.clone().unwrap_or_default());
+/// Job `job` of `sections` as fio runs it: core's resolved spec, built
+/// as `run` builds it from the globals before the job and its own options
+/// in order, so that every alias (`readwrite`, `blocksize`, `timeout`, …),
+/// every included file (expanded into the sections when the file was
+/// read) and every per-direction value (`bs=4k,64k`) counts. Every
+/// question the study asks of a job's options is answered here. A job
+/// core refuses whole (the study's parse-only run refuses it before any
+/// run) is read option by option, each one core takes applied in order.
+pub fn spec(sections: &[Section], job: usize) -> JobSpec {
+    let own = sections.get(job).cloned().unwrap_or_default();
+    let mut upto: Vec<Section> = sections[..job.min(sections.len())]
+        .iter()
+        .filter(|s| s.global)
+        .cloned()
+        .collect();
+    upto.push(Section {
+        global: false,
+        ..own
+    });
+    if let Ok(mut built) = ssdready_core::options::build_jobs(&upto) {
+        if let Some(s) = built.pop() {
+            return s;
         }
     }
-    found
+    let mut s = JobSpec::default();
+    for o in upto.iter().flat_map(|s| s.options.iter()) {
+        let _ = ssdready_core::options::apply(&mut s, &o.key, o.value.as_deref());
+    }
+    s
 }
 
-/// Set `key` on every job (after what it wrote, so it wins).
-fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]) -> String) {
+/// fio's own name of an option written as `key` (`readwrite` → `rw`,
+/// `blocksize` → `bs`); `key` itself where core does not know it.
+pub fn canonical(key: &str) -> &str {
+    ssdready_core::options::find(key).map_or(key, |d| d.name)
+}
+
+/// Set `key` on every job by fio's own name of it, after what the job
+/// wrote (under any of its names), so that it wins.
+pub fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]) -> String) {
+    let key = canonical(key);
     let snapshot = sections.to_vec();
     for (i, s) in sections.iter_mut().enumerate().filter(|(_, s)| !s.global) {
         let v = value(i, &snapshot);
@@ -119,7 +145,7 @@ pub fn prepared(
     let share = runtime_s / phases as f64;
     for i in jobs {
         // A ramp longer than half the share is cut to half of it.
-        let ramp = seconds(&out, i, "ramp_time");
+        let ramp = secs(spec(&out, i).ramp_time_ns);
         if ramp > share / 2.0 {
             let half = (share / 2.0 * 1000.0).floor();
             cut.push(format!(
@@ -131,9 +157,10 @@ pub fn prepared(
                 .options
                 .push(RawOption::cli("ramp_time", Some(&format!("{half:.0}ms"))));
         }
-        let lead = seconds(&out, i, "ramp_time") + seconds(&out, i, "startdelay");
+        let s = spec(&out, i);
+        let lead = secs(s.ramp_time_ns) + secs(s.startdelay_ns);
         let cap = (share - lead).floor().max(1.0);
-        let written = seconds(&out, i, "runtime");
+        let written = secs(s.runtime_ns.unwrap_or(0));
         if written > 0.0 && written <= cap {
             continue;
         }
@@ -167,11 +194,12 @@ pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
         .collect();
     let mut walls: Vec<f64> = Vec::new();
     for (k, &i) in jobs.iter().enumerate() {
-        let runtime = match seconds(sections, i, "runtime") {
+        let s = spec(sections, i);
+        let runtime = match secs(s.runtime_ns.unwrap_or(0)) {
             0.0 => runtime_s,
             r => r,
         };
-        let wall = runtime + seconds(sections, i, "ramp_time") + seconds(sections, i, "startdelay");
+        let wall = runtime + secs(s.ramp_time_ns) + secs(s.startdelay_ns);
         match walls.last_mut() {
             Some(w) if k > 0 && !waits(sections, i) => *w = w.max(wall),
             _ => walls.push(wall),
@@ -180,11 +208,10 @@ pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
     walls.iter().sum()
 }
 
-/// Whether job `i` waits for the jobs before it.
+/// Whether job `i` waits for the jobs before it (`stonewall`, or fio's
+/// other name for it, `wait_for_previous`).
 fn waits(sections: &[Section], i: usize) -> bool {
-    ["stonewall", "wait_for_previous"]
-        .iter()
-        .any(|k| effective(sections, i, k).is_some_and(|v| v != "0"))
+    spec(sections, i).stonewall
 }
 
 /// The phases a run of `jobs` takes: a new one at each job that waits for
@@ -194,11 +221,9 @@ fn phases(sections: &[Section], jobs: &[usize]) -> usize {
     1 + later
 }
 
-/// A job's time option in seconds (0 when absent or not one time).
-fn seconds(sections: &[Section], job: usize, key: &str) -> f64 {
-    effective(sections, job, key)
-        .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000_000_000).ok())
-        .map_or(0.0, |ns| ns as f64 / 1e9)
+/// Nanoseconds in seconds.
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
 /// One variant of the job: one thing changed, the rest as written.
@@ -213,22 +238,107 @@ pub struct Variant {
     pub by_bandwidth: bool,
 }
 
-fn number(sections: &[Section], job: usize, key: &str, default: u64) -> u64 {
-    effective(sections, job, key)
-        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
-        .unwrap_or(default)
-}
-
 /// The first job's value of a numeric option, for the words.
 fn first_job(sections: &[Section]) -> usize {
     sections.iter().position(|s| !s.global).unwrap_or(0)
+}
+
+/// The directions a job does, as its `rw` resolves (0 reads, 1 writes,
+/// 2 trims).
+pub fn directions(s: &JobSpec) -> Vec<usize> {
+    use ssdready_core::spec::RwMode::*;
+    match s.rw {
+        Read | RandRead => vec![0],
+        Write | RandWrite => vec![1],
+        ReadWrite | RandRw => vec![0, 1],
+        Trim | RandTrim => vec![2],
+    }
+}
+
+/// The largest block of the directions the job does (`bs=4k,64k` on a
+/// read job: 4 KiB).
+pub fn largest_block(s: &JobSpec) -> u32 {
+    directions(s)
+        .into_iter()
+        .map(|d| s.bs.for_dir(d).max())
+        .max()
+        .unwrap_or(4096)
+}
+
+/// A job as fio runs it, in words: its I/O, its block per direction,
+/// its engine, depth and jobs (`[job1] random reads, 4 KiB blocks,
+/// libaio, QD 64 × 1 job, direct`).
+pub fn described(sections: &[Section], j: usize) -> String {
+    let s = spec(sections, j);
+    let pattern = match s.rw.is_random() {
+        true => "random",
+        false => "sequential",
+    };
+    let what = match s.rw {
+        m if m.is_mixed() => format!("{pattern} reads and writes ({} % reads)", s.rwmixread),
+        m if m.trims() => format!("{pattern} trims"),
+        m if m.modifies() => format!("{pattern} writes"),
+        _ => format!("{pattern} reads"),
+    };
+    let size = |d: usize| match s.bs.for_dir(d) {
+        ssdready_core::spec::BlockSizes::Fixed(b) => crate::plan::fmt_bs(u64::from(*b)),
+        other => format!(
+            "{}–{}",
+            crate::plan::fmt_bs(u64::from(other.min())),
+            crate::plan::fmt_bs(u64::from(other.max()))
+        ),
+    };
+    let dirs = directions(&s);
+    let sizes: Vec<String> = dirs.iter().map(|&d| size(d)).collect();
+    let blocks = match sizes.windows(2).all(|w| w[0] == w[1]) {
+        true => format!("{} blocks", sizes[0]),
+        false => {
+            let name = ["reads", "writes", "trims"];
+            let each: Vec<String> = dirs
+                .iter()
+                .zip(&sizes)
+                .map(|(&d, b)| format!("{b} {}", name[d]))
+                .collect();
+            each.join(" and ")
+        }
+    };
+    let jobs = match s.numjobs {
+        1 => "1 job".to_string(),
+        n => format!("{n} jobs"),
+    };
+    format!(
+        "[{}] {what}, {blocks}, {}, QD {} × {jobs}, {}",
+        sections[j].name,
+        engine_named(&s),
+        s.iodepth,
+        if s.direct { "direct" } else { "buffered" }
+    )
+}
+
+/// The mean size of a direction's I/Os (0 reads, 1 writes, 2 trims), as
+/// its block sizes resolve: one size, a range's middle, a split's sizes
+/// by their weights.
+pub fn mean_block(s: &JobSpec, d: usize) -> f64 {
+    use ssdready_core::spec::BlockSizes::*;
+    match s.bs.for_dir(d) {
+        Fixed(b) => f64::from(*b),
+        Range { min, max } => (f64::from(*min) + f64::from(*max)) / 2.0,
+        Split(v) => {
+            let w: u32 = v.iter().map(|p| p.1).sum();
+            v.iter()
+                .map(|p| f64::from(p.0) * f64::from(p.1))
+                .sum::<f64>()
+                / f64::from(w.max(1))
+        }
+        PerDir(_) => f64::from(s.bs.for_dir(d).max()),
+    }
 }
 
 /// Each variant of the job, one thing changed at a time.
 pub fn variants(sections: &[Section]) -> Vec<Variant> {
     let mut out = Vec::new();
     let j = first_job(sections);
-    let depth = number(sections, j, "iodepth", 1);
+    let depth = u64::from(spec(sections, j).iodepth);
     // A synchronous engine keeps one I/O in flight per thread whatever
     // the iodepth (as fio's do): deeper queues are for the other engines.
     let shapes = match synchronous(sections, j) {
@@ -242,7 +352,7 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
         }
         let mut s = sections.to_vec();
         set_all(&mut s, "iodepth", |i, all| {
-            (number(all, i, "iodepth", 1) * num / den)
+            (u64::from(spec(all, i).iodepth) * num / den)
                 .max(1)
                 .to_string()
         });
@@ -253,10 +363,10 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
             by_bandwidth: false,
         });
     }
-    let jobs = number(sections, j, "numjobs", 1);
+    let jobs = u64::from(spec(sections, j).numjobs);
     let mut s = sections.to_vec();
     set_all(&mut s, "numjobs", |i, all| {
-        (number(all, i, "numjobs", 1) * 2).to_string()
+        (u64::from(spec(all, i).numjobs) * 2).to_string()
     });
     out.push(Variant {
         what: format!("numjobs ×2 ({jobs} → {})", jobs * 2),
@@ -274,16 +384,24 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
 /// Whether the job's engine completes each I/O inside its call (psync and
 /// fio's other names for it, sg, mmap, …): its iodepth cannot act.
 pub fn synchronous(sections: &[Section], j: usize) -> bool {
-    let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
-    ssdready_core::engines::find(&own).is_some_and(|e| e.caps.synchronous)
+    spec(sections, j).engine().caps.synchronous
+}
+
+/// The engine of a job, as the job names it (`sync`, `libaio`, …).
+pub fn engine_named(s: &JobSpec) -> String {
+    s.engine_named
+        .clone()
+        .unwrap_or_else(|| s.engine().name.to_string())
 }
 
 /// Each other engine of io_uring, libaio and psync, for a job on one of
 /// them (or on one of psync's other names).
 fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
-    let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
+    let s = spec(sections, j);
+    let own = engine_named(&s);
     let known = ["io_uring", "libaio", "psync"];
-    // fio's other names of psync (sync, pvsync, …) are psync's family.
+    // fio's other names of psync (sync, pvsync, …) are psync's family;
+    // an engine ssdready does not run has no variants.
     let Some(family) = ssdready_core::engines::find(&own).map(|e| e.name) else {
         return Vec::new();
     };
@@ -308,20 +426,16 @@ fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
 
 /// Blocks twice as large, where the job has one fixed block size.
 fn block_variant(sections: &[Section], j: usize) -> Option<Variant> {
-    let mixed = [
-        "bsrange",
-        "bssplit",
-        "blocksize_range",
-        "blocksize_unaligned",
-    ];
-    if mixed.iter().any(|k| effective(sections, j, k).is_some()) {
+    // A range, a split, unaligned sizes or sizes per direction
+    // (`bs=4k,8k`) are no one size.
+    let s = spec(sections, j);
+    let ssdready_core::spec::BlockSizes::Fixed(bs) = s.bs else {
+        return None;
+    };
+    if s.bs_unaligned {
         return None;
     }
-    // `bs=4k,8k` (reads, writes) is no one size.
-    if effective(sections, j, "bs").is_some_and(|v| v.contains(',') || v.contains(':')) {
-        return None;
-    }
-    let bs = number(sections, j, "bs", 4096);
+    let bs = u64::from(bs);
     if bs.checked_mul(2)? > 16 << 20 {
         return None;
     }
@@ -554,13 +668,14 @@ pub fn holds(
     caps: &Caps,
     figures: &RunFigures,
     variants: &[VariantResult],
-    bs: u64,
+    own: &JobSpec,
 ) -> Vec<String> {
     let mut out = Vec::new();
     for (reads, dir) in [
         (true, &figures.together.read),
         (false, &figures.together.write),
     ] {
+        let bs = mean_block(own, usize::from(!reads)) as u64;
         let (Some(d), Some((limit, cap))) = (dir, caps.io_limit(reads, bs)) else {
             continue;
         };

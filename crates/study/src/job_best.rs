@@ -9,7 +9,7 @@
 
 use crate::job::{self, VariantResult};
 use serde::{Deserialize, Serialize};
-use ssdready_core::options::{RawOption, Section};
+use ssdready_core::options::Section;
 use ssdready_diagnosis::levers::Metric;
 use ssdready_diagnosis::trials::{Trial, Turn};
 
@@ -105,20 +105,21 @@ pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
     best
 }
 
-/// The job's sections with `options` (`key=value`) set on every job.
+/// The job's sections with `options` (`key=value`) set on every job, by
+/// fio's own name of each option, after what the job wrote (under any
+/// of its names) so that it wins.
 pub fn apply(sections: &[Section], options: &[String]) -> Vec<Section> {
     let mut out = sections.to_vec();
     for o in options {
         let (k, v) = o.split_once('=').unwrap_or((o, ""));
-        for s in out.iter_mut().filter(|s| !s.global) {
-            s.options.push(RawOption::cli(k, Some(v)));
-        }
+        job::set_all(&mut out, k, |_, _| v.to_string());
     }
     out
 }
 
 /// The job file as sections: each `[name]` with its options, the ones a
-/// later option replaces left out; includes come out expanded.
+/// later option of the same name or of fio's other name for it
+/// (`readwrite`, `rw`) replaces left out; includes come out expanded.
 pub fn render(sections: &[Section], header: &str) -> String {
     let mut s = String::new();
     for line in header.lines() {
@@ -127,7 +128,10 @@ pub fn render(sections: &[Section], header: &str) -> String {
     for sec in sections {
         let mut body = String::new();
         for (i, o) in sec.options.iter().enumerate() {
-            let replaced = sec.options[i + 1..].iter().any(|x| x.key == o.key);
+            let name = job::canonical(&o.key);
+            let replaced = sec.options[i + 1..]
+                .iter()
+                .any(|x| job::canonical(&x.key) == name);
             if replaced || o.key == "name" {
                 continue;
             }
@@ -306,6 +310,7 @@ pub fn host_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ssdready_core::options::RawOption;
 
     fn v(option: &str, gain: f64, beyond: bool) -> VariantResult {
         VariantResult {

@@ -217,10 +217,8 @@ pub fn execute(
         })
         .cloned()
         .unwrap_or_default();
-    let bs = job::effective(sections, first_job(sections), "bs")
-        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
-        .unwrap_or(4096);
-    doc.holds = job::holds(caps, &mid, &doc.variants, bs);
+    let own = job::spec(sections, first_job(sections));
+    doc.holds = job::holds(caps, &mid, &doc.variants, &own);
 }
 
 /// Every change that gained beyond the noise, together — the job's own
