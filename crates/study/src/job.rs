@@ -1,24 +1,29 @@
 //! The study of the user's own workload (`ssdready study --job FILE`): the
-//! job as written is the study's point. It runs in repeats, its own
-//! figures are reported per job and together (IOPS and bandwidth per
-//! direction; mean, p99 and p99.9 completion latency, fio's `clat`), and
-//! around it the study varies one thing at a time, keeping everything else
-//! as written: the depth ×½, ×2 and ×4, the jobs ×2, each other engine,
-//! the block ×2 where the job has one fixed block size. Each variant is
-//! set against the job's repeats, and a gain counts only beyond the
-//! repeats' spread and 10 %.
+//! job as written is the study's point, read as fio runs it (core's
+//! resolved spec: [`spec`]). It runs in repeats, its own figures are
+//! reported per job and together (IOPS and bandwidth per direction; mean,
+//! p99 and p99.9 completion latency, fio's `clat`), and around it the
+//! study varies one thing at a time, keeping everything else as written:
+//! the depth ×½, ×2 and ×4, the jobs ×2, each other engine — the
+//! application's I/O mechanics, each saying what it asks of the
+//! application — and, as what a different workload would get, the block
+//! ×2 where the job has one fixed block size. Each variant is set against
+//! the job's repeats on the job's own metric ([`crate::job_gain`]), and a
+//! gain counts only beyond the repeats' spread and 10 %.
 //!
 //! What holds the job is named only with positive evidence: a throttle of
 //! the study's control groups that the job's rate reaches (90 % of it or
-//! more), or a variant of the job's own choices that gains beyond the
-//! noise (the job's depth, its parallelism, its engine, its block size);
-//! otherwise "not identified", with what was ruled out.
+//! more), or a change of the application's I/O mechanics that gains
+//! beyond the noise (the job's depth, its parallelism, its engine; never
+//! a change of its workload); otherwise "not identified", with what was
+//! ruled out.
 //!
 //! A job the study cannot repeat (`exec_prerun`, `exec_postrun`) is refused
 //! before anything runs. A job longer than its share of the budget runs
 //! shorter (`runtime`, `time_based` kept as written), and the study says
 //! the length it used.
 
+pub use crate::job_gain::{directions, largest_block, mean_block};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::result::{DirResult, RunResult};
@@ -234,35 +239,33 @@ pub struct Variant {
     /// The option changed, as it would be written in the job file.
     pub option: String,
     pub sections: Vec<Section>,
-    /// Judged on bandwidth (a larger block moves more per I/O), not IOPS.
-    pub by_bandwidth: bool,
+    /// What it asks of the application (`numjobs=2: the application
+    /// issues from 2 threads`); empty for a change of the workload.
+    pub asks: String,
+    /// It changes what the application reads and writes (not one of its
+    /// I/O mechanics: [`crate::job_gain::mechanic`]).
+    pub workload: bool,
+}
+
+impl Variant {
+    fn new(what: String, option: String, sections: Vec<Section>, asks: &str) -> Variant {
+        let workload = !crate::job_gain::mechanic(&option);
+        Variant {
+            asks: match workload {
+                true => String::new(),
+                false => format!("{option}: the application {asks}"),
+            },
+            what,
+            option,
+            sections,
+            workload,
+        }
+    }
 }
 
 /// The first job's value of a numeric option, for the words.
 fn first_job(sections: &[Section]) -> usize {
     sections.iter().position(|s| !s.global).unwrap_or(0)
-}
-
-/// The directions a job does, as its `rw` resolves (0 reads, 1 writes,
-/// 2 trims).
-pub fn directions(s: &JobSpec) -> Vec<usize> {
-    use ssdready_core::spec::RwMode::*;
-    match s.rw {
-        Read | RandRead => vec![0],
-        Write | RandWrite => vec![1],
-        ReadWrite | RandRw => vec![0, 1],
-        Trim | RandTrim => vec![2],
-    }
-}
-
-/// The largest block of the directions the job does (`bs=4k,64k` on a
-/// read job: 4 KiB).
-pub fn largest_block(s: &JobSpec) -> u32 {
-    directions(s)
-        .into_iter()
-        .map(|d| s.bs.for_dir(d).max())
-        .max()
-        .unwrap_or(4096)
 }
 
 /// A job as fio runs it, in words: its I/O, its block per direction,
@@ -315,25 +318,6 @@ pub fn described(sections: &[Section], j: usize) -> String {
     )
 }
 
-/// The mean size of a direction's I/Os (0 reads, 1 writes, 2 trims), as
-/// its block sizes resolve: one size, a range's middle, a split's sizes
-/// by their weights.
-pub fn mean_block(s: &JobSpec, d: usize) -> f64 {
-    use ssdready_core::spec::BlockSizes::*;
-    match s.bs.for_dir(d) {
-        Fixed(b) => f64::from(*b),
-        Range { min, max } => (f64::from(*min) + f64::from(*max)) / 2.0,
-        Split(v) => {
-            let w: u32 = v.iter().map(|p| p.1).sum();
-            v.iter()
-                .map(|p| f64::from(p.0) * f64::from(p.1))
-                .sum::<f64>()
-                / f64::from(w.max(1))
-        }
-        PerDir(_) => f64::from(s.bs.for_dir(d).max()),
-    }
-}
-
 /// Each variant of the job, one thing changed at a time.
 pub fn variants(sections: &[Section]) -> Vec<Variant> {
     let mut out = Vec::new();
@@ -356,24 +340,24 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
                 .max(1)
                 .to_string()
         });
-        out.push(Variant {
-            what: format!("iodepth {name} ({depth} → {want})"),
-            option: format!("iodepth={want}"),
-            sections: s,
-            by_bandwidth: false,
-        });
+        out.push(Variant::new(
+            format!("iodepth {name} ({depth} → {want})"),
+            format!("iodepth={want}"),
+            s,
+            &format!("keeps {want} I/Os in flight per thread"),
+        ));
     }
     let jobs = u64::from(spec(sections, j).numjobs);
     let mut s = sections.to_vec();
     set_all(&mut s, "numjobs", |i, all| {
         (u64::from(spec(all, i).numjobs) * 2).to_string()
     });
-    out.push(Variant {
-        what: format!("numjobs ×2 ({jobs} → {})", jobs * 2),
-        option: format!("numjobs={}", jobs * 2),
-        sections: s,
-        by_bandwidth: false,
-    });
+    out.push(Variant::new(
+        format!("numjobs ×2 ({jobs} → {})", jobs * 2),
+        format!("numjobs={}", jobs * 2),
+        s,
+        &format!("issues from {} threads", jobs * 2),
+    ));
     out.extend(engine_variants(sections, j));
     if let Some(v) = block_variant(sections, j) {
         out.push(v);
@@ -414,12 +398,17 @@ fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
         .map(|e| {
             let mut s = sections.to_vec();
             set_all(&mut s, "ioengine", |_, _| e.to_string());
-            Variant {
-                what: format!("ioengine {own} → {e}"),
-                option: format!("ioengine={e}"),
-                sections: s,
-                by_bandwidth: false,
-            }
+            let asks = match e {
+                "psync" => "moves to psync: one synchronous read or write at a time per thread",
+                "libaio" => "moves to libaio",
+                _ => "moves to io_uring",
+            };
+            Variant::new(
+                format!("ioengine {own} → {e}"),
+                format!("ioengine={e}"),
+                s,
+                asks,
+            )
         })
         .collect()
 }
@@ -441,16 +430,12 @@ fn block_variant(sections: &[Section], j: usize) -> Option<Variant> {
     }
     let mut s = sections.to_vec();
     set_all(&mut s, "bs", |_, _| (bs * 2).to_string());
-    Some(Variant {
-        what: format!(
-            "bs ×2 ({} → {})",
-            crate::plan::fmt_bs(bs),
-            crate::plan::fmt_bs(bs * 2)
-        ),
-        option: format!("bs={}", bs * 2),
-        sections: s,
-        by_bandwidth: true,
-    })
+    let what = format!(
+        "bs ×2 ({} → {})",
+        crate::plan::fmt_bs(bs),
+        crate::plan::fmt_bs(bs * 2)
+    );
+    Some(Variant::new(what, format!("bs={}", bs * 2), s, ""))
 }
 
 /// One direction's figures.
@@ -627,14 +612,22 @@ pub struct VariantResult {
     pub what: String,
     pub option: String,
     pub figures: Option<RunFigures>,
-    /// IOPS (bandwidth for a block size) against the job's median, percent.
+    /// On the job's own metric against its median, percent: the least of
+    /// its directions' ([`crate::job_gain::judge_variant`]).
     pub gain_pct: Option<f64>,
-    /// Judged on bandwidth rather than IOPS.
+    /// The job's metric is bandwidth (every direction streams), not IOPS.
     #[serde(default)]
     pub by_bandwidth: bool,
-    /// Beyond the repeats' spread and [`GAIN_PCT`].
+    /// Beyond the repeats' spread and [`GAIN_PCT`], every direction where
+    /// it gains.
     pub beyond_noise: bool,
     pub error: Option<String>,
+    /// Each direction's change on its own metric, and on both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_direction: Vec<crate::job_gain::DirGain>,
+    /// What it asks of the application (a mechanic of its I/O).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub asks: String,
 }
 
 /// The median of the repeats' rates, and their spread (max − min) in
@@ -645,21 +638,6 @@ pub fn median_spread(rates: &[f64]) -> Option<(f64, f64)> {
     let mid = *v.get(v.len() / 2)?;
     let spread = 100.0 * (v[v.len() - 1] - v[0]) / mid.max(1e-9);
     Some((mid, spread))
-}
-
-/// A variant's gain against the job's repeats' median (of IOPS, or of
-/// bandwidth for a variant judged on it).
-pub fn judge_variant(v: &mut VariantResult, median: f64, spread_pct: f64) {
-    let Some(f) = &v.figures else {
-        return;
-    };
-    let rate = match v.by_bandwidth {
-        true => f.bandwidth(),
-        false => f.iops(),
-    };
-    let g = 100.0 * (rate / median.max(1e-9) - 1.0);
-    v.gain_pct = Some(g);
-    v.beyond_noise = g.abs() >= GAIN_PCT.max(spread_pct);
 }
 
 /// What holds the job: the findings with positive evidence, else "not
@@ -691,21 +669,24 @@ pub fn holds(
             ));
         }
     }
-    for v in variants
-        .iter()
-        .filter(|v| v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0))
-    {
+    // Only the application's mechanics: a change of its workload holds
+    // nothing of the job's.
+    for v in variants.iter().filter(|v| {
+        v.beyond_noise
+            && v.gain_pct.is_some_and(|g| g > 0.0)
+            && crate::job_gain::mechanic(&v.option)
+    }) {
         out.push(format!(
-            "the job's own choice: {} gains {:+.0} % of {} (set {} in the job)",
+            "the job's own choice: {} gains {} (set {} in the job; {})",
             v.what,
-            v.gain_pct.unwrap_or_default(),
-            if v.by_bandwidth { "bandwidth" } else { "IOPS" },
-            v.option
+            crate::job_gain::gain_words(v),
+            v.option,
+            v.asks
         ));
     }
     if out.is_empty() {
         out.push(
-            "not identified: no throttle of the study's groups is reached, and no variant of the job's own choices gains beyond the noise"
+            "not identified: no throttle of the study's groups is reached, and no change of the application's I/O mechanics gains beyond the noise"
                 .into(),
         );
     }

@@ -256,17 +256,28 @@ fn a_variant_gains_only_beyond_the_spread_and_ten_percent() {
     let (median, spread) = median_spread(&[10_000.0, 10_400.0, 9_800.0]).unwrap();
     assert_eq!(median, 10_000.0);
     assert!((spread - 6.0).abs() < 0.01);
+    // The oltp job's 8 KiB reads and writes: each on IOPS.
+    let repeats: Vec<RunFigures> = [(10_000.0, 0.0), (10_400.0, 0.0), (9_800.0, 0.0)]
+        .iter()
+        .map(|&r| RunFigures::of(&result(&[r])))
+        .collect();
+    let base = crate::job_gain::baseline(&repeats, &oltp());
     let mut v = VariantResult {
         figures: Some(RunFigures::of(&result(&[(8000.0, 0.0)]))),
         ..Default::default()
     };
-    judge_variant(&mut v, median, spread);
+    crate::job_gain::judge_variant(&mut v, &base);
     assert!(v.beyond_noise && v.gain_pct.unwrap() < -19.0, "{v:?}");
     v.figures = Some(RunFigures::of(&result(&[(10_800.0, 0.0)])));
-    judge_variant(&mut v, median, spread);
+    crate::job_gain::judge_variant(&mut v, &base);
     assert!(!v.beyond_noise, "{v:?}");
     // A wide spread swallows a larger gain.
-    judge_variant(&mut v, median, 30.0);
+    let mut wide = base.clone();
+    wide[0].spread_pct = 30.0;
+    v.figures = Some(RunFigures::of(&result(&[(12_500.0, 0.0)])));
+    crate::job_gain::judge_variant(&mut v, &base);
+    assert!(v.beyond_noise, "{v:?}");
+    crate::job_gain::judge_variant(&mut v, &wide);
     assert!(!v.beyond_noise);
 }
 
