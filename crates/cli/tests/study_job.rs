@@ -101,22 +101,37 @@ fn a_job_on_a_loop_device_is_studied_in_repeats_and_one_change_at_a_time() {
     assert_eq!(doc["job_text"], std::fs::read_to_string(&file).unwrap());
     assert_eq!(doc["job_sha256"].as_str().unwrap().len(), 64);
     assert_eq!(doc["repeats"].as_array().unwrap().len(), 3);
-    let variants: Vec<&str> = doc["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["option"].as_str().unwrap())
-        .collect();
+    let options = |list: &str| -> Vec<String> {
+        doc[list].as_array().map_or(Vec::new(), |a| {
+            a.iter()
+                .map(|v| v["option"].as_str().unwrap().to_string())
+                .collect()
+        })
+    };
+    let variants = options("variants");
     for want in [
         "iodepth=4",
         "iodepth=16",
         "iodepth=32",
         "numjobs=2",
         "ioengine=io_uring",
-        "bs=16384",
     ] {
-        assert!(variants.contains(&want), "{want}: {variants:?}");
+        assert!(variants.iter().any(|v| v == want), "{want}: {variants:?}");
     }
+    // A larger block is another workload: apart, and never configured.
+    assert_eq!(options("different_workloads"), ["bs=16384"]);
+    assert!(
+        stdout.contains("what a different workload would get"),
+        "{stdout}"
+    );
+    let best = doc["best"]["options"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        best.iter().all(|o| !o.as_str().unwrap().starts_with("bs=")),
+        "{best:?}"
+    );
     // Where the changes that gained were measured together and gained, the
     // user's job comes back with them, its gain in its header, and it runs.
     if let Some(b) = doc.get("best").filter(|b| b["beyond_noise"] == true) {

@@ -1,27 +1,33 @@
 //! The study of the user's own workload (`ssdready study --job FILE`): the
-//! job as written is the study's point. It runs in repeats, its own
-//! figures are reported per job and together (IOPS and bandwidth per
-//! direction; mean, p99 and p99.9 completion latency, fio's `clat`), and
-//! around it the study varies one thing at a time, keeping everything else
-//! as written: the depth ×½, ×2 and ×4, the jobs ×2, each other engine,
-//! the block ×2 where the job has one fixed block size. Each variant is
-//! set against the job's repeats, and a gain counts only beyond the
-//! repeats' spread and 10 %.
+//! job as written is the study's point, read as fio runs it (core's
+//! resolved spec: [`spec`]). It runs in repeats, its own figures are
+//! reported per job and together (IOPS and bandwidth per direction; mean,
+//! p99 and p99.9 completion latency, fio's `clat`), and around it the
+//! study varies one thing at a time, keeping everything else as written:
+//! the depth ×½, ×2 and ×4, the jobs ×2, each other engine — the
+//! application's I/O mechanics, each saying what it asks of the
+//! application — and, as what a different workload would get, the block
+//! ×2 where the job has one fixed block size. Each variant is set against
+//! the job's repeats on the job's own metric ([`crate::job_gain`]), and a
+//! gain counts only beyond the repeats' spread and 10 %.
 //!
 //! What holds the job is named only with positive evidence: a throttle of
 //! the study's control groups that the job's rate reaches (90 % of it or
-//! more), or a variant of the job's own choices that gains beyond the
-//! noise (the job's depth, its parallelism, its engine, its block size);
-//! otherwise "not identified", with what was ruled out.
+//! more), or a change of the application's I/O mechanics that gains
+//! beyond the noise (the job's depth, its parallelism, its engine; never
+//! a change of its workload); otherwise "not identified", with what was
+//! ruled out.
 //!
 //! A job the study cannot repeat (`exec_prerun`, `exec_postrun`) is refused
 //! before anything runs. A job longer than its share of the budget runs
 //! shorter (`runtime`, `time_based` kept as written), and the study says
 //! the length it used.
 
+pub use crate::job_gain::{directions, largest_block, mean_block};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::result::{DirResult, RunResult};
+use ssdready_core::spec::JobSpec;
 use ssdready_diagnosis::limit::caps::Caps;
 
 /// Options whose effect the study cannot repeat run after run.
@@ -69,22 +75,47 @@ pub fn check(sections: &[Section], file: &str) -> Result<(), JobError> {
     Ok(())
 }
 
-/// The value of `key` in effect for the job at `job` (the last one
-/// written in the globals before it or in its own section).
-pub fn effective(sections: &[Section], job: usize, key: &str) -> Option<String> {
-    let own = std::iter::once(&sections[job]);
-    let globals = sections[..job].iter().filter(|s| s.global);
-    let mut found = None;
-    for o in globals.chain(own).flat_map(|s| s.options.iter()) {
-        if o.key == key {
-            found = Some(o.value.clone().unwrap_or_default());
+/// Job `job` of `sections` as fio runs it: core's resolved spec, built
+/// as `run` builds it from the globals before the job and its own options
+/// in order, so that every alias (`readwrite`, `blocksize`, `timeout`, …),
+/// every included file (expanded into the sections when the file was
+/// read) and every per-direction value (`bs=4k,64k`) counts. Every
+/// question the study asks of a job's options is answered here. A job
+/// core refuses whole (the study's parse-only run refuses it before any
+/// run) is read option by option, each one core takes applied in order.
+pub fn spec(sections: &[Section], job: usize) -> JobSpec {
+    let own = sections.get(job).cloned().unwrap_or_default();
+    let mut upto: Vec<Section> = sections[..job.min(sections.len())]
+        .iter()
+        .filter(|s| s.global)
+        .cloned()
+        .collect();
+    upto.push(Section {
+        global: false,
+        ..own
+    });
+    if let Ok(mut built) = ssdready_core::options::build_jobs(&upto) {
+        if let Some(s) = built.pop() {
+            return s;
         }
     }
-    found
+    let mut s = JobSpec::default();
+    for o in upto.iter().flat_map(|s| s.options.iter()) {
+        let _ = ssdready_core::options::apply(&mut s, &o.key, o.value.as_deref());
+    }
+    s
 }
 
-/// Set `key` on every job (after what it wrote, so it wins).
-fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]) -> String) {
+/// fio's own name of an option written as `key` (`readwrite` → `rw`,
+/// `blocksize` → `bs`); `key` itself where core does not know it.
+pub fn canonical(key: &str) -> &str {
+    ssdready_core::options::find(key).map_or(key, |d| d.name)
+}
+
+/// Set `key` on every job by fio's own name of it, after what the job
+/// wrote (under any of its names), so that it wins.
+pub fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]) -> String) {
+    let key = canonical(key);
     let snapshot = sections.to_vec();
     for (i, s) in sections.iter_mut().enumerate().filter(|(_, s)| !s.global) {
         let v = value(i, &snapshot);
@@ -119,7 +150,7 @@ pub fn prepared(
     let share = runtime_s / phases as f64;
     for i in jobs {
         // A ramp longer than half the share is cut to half of it.
-        let ramp = seconds(&out, i, "ramp_time");
+        let ramp = secs(spec(&out, i).ramp_time_ns);
         if ramp > share / 2.0 {
             let half = (share / 2.0 * 1000.0).floor();
             cut.push(format!(
@@ -131,9 +162,10 @@ pub fn prepared(
                 .options
                 .push(RawOption::cli("ramp_time", Some(&format!("{half:.0}ms"))));
         }
-        let lead = seconds(&out, i, "ramp_time") + seconds(&out, i, "startdelay");
+        let s = spec(&out, i);
+        let lead = secs(s.ramp_time_ns) + secs(s.startdelay_ns);
         let cap = (share - lead).floor().max(1.0);
-        let written = seconds(&out, i, "runtime");
+        let written = secs(s.runtime_ns.unwrap_or(0));
         if written > 0.0 && written <= cap {
             continue;
         }
@@ -167,11 +199,12 @@ pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
         .collect();
     let mut walls: Vec<f64> = Vec::new();
     for (k, &i) in jobs.iter().enumerate() {
-        let runtime = match seconds(sections, i, "runtime") {
+        let s = spec(sections, i);
+        let runtime = match secs(s.runtime_ns.unwrap_or(0)) {
             0.0 => runtime_s,
             r => r,
         };
-        let wall = runtime + seconds(sections, i, "ramp_time") + seconds(sections, i, "startdelay");
+        let wall = runtime + secs(s.ramp_time_ns) + secs(s.startdelay_ns);
         match walls.last_mut() {
             Some(w) if k > 0 && !waits(sections, i) => *w = w.max(wall),
             _ => walls.push(wall),
@@ -180,11 +213,10 @@ pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
     walls.iter().sum()
 }
 
-/// Whether job `i` waits for the jobs before it.
+/// Whether job `i` waits for the jobs before it (`stonewall`, or fio's
+/// other name for it, `wait_for_previous`).
 fn waits(sections: &[Section], i: usize) -> bool {
-    ["stonewall", "wait_for_previous"]
-        .iter()
-        .any(|k| effective(sections, i, k).is_some_and(|v| v != "0"))
+    spec(sections, i).stonewall
 }
 
 /// The phases a run of `jobs` takes: a new one at each job that waits for
@@ -194,11 +226,9 @@ fn phases(sections: &[Section], jobs: &[usize]) -> usize {
     1 + later
 }
 
-/// A job's time option in seconds (0 when absent or not one time).
-fn seconds(sections: &[Section], job: usize, key: &str) -> f64 {
-    effective(sections, job, key)
-        .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000_000_000).ok())
-        .map_or(0.0, |ns| ns as f64 / 1e9)
+/// Nanoseconds in seconds.
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
 /// One variant of the job: one thing changed, the rest as written.
@@ -209,14 +239,28 @@ pub struct Variant {
     /// The option changed, as it would be written in the job file.
     pub option: String,
     pub sections: Vec<Section>,
-    /// Judged on bandwidth (a larger block moves more per I/O), not IOPS.
-    pub by_bandwidth: bool,
+    /// What it asks of the application (`numjobs=2: the application
+    /// issues from 2 threads`); empty for a change of the workload.
+    pub asks: String,
+    /// It changes what the application reads and writes (not one of its
+    /// I/O mechanics: [`crate::job_gain::mechanic`]).
+    pub workload: bool,
 }
 
-fn number(sections: &[Section], job: usize, key: &str, default: u64) -> u64 {
-    effective(sections, job, key)
-        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
-        .unwrap_or(default)
+impl Variant {
+    fn new(what: String, option: String, sections: Vec<Section>, asks: &str) -> Variant {
+        let workload = !crate::job_gain::mechanic(&option);
+        Variant {
+            asks: match workload {
+                true => String::new(),
+                false => format!("{option}: the application {asks}"),
+            },
+            what,
+            option,
+            sections,
+            workload,
+        }
+    }
 }
 
 /// The first job's value of a numeric option, for the words.
@@ -224,11 +268,61 @@ fn first_job(sections: &[Section]) -> usize {
     sections.iter().position(|s| !s.global).unwrap_or(0)
 }
 
+/// A job as fio runs it, in words: its I/O, its block per direction,
+/// its engine, depth and jobs (`[job1] random reads, 4 KiB blocks,
+/// libaio, QD 64 × 1 job, direct`).
+pub fn described(sections: &[Section], j: usize) -> String {
+    let s = spec(sections, j);
+    let pattern = match s.rw.is_random() {
+        true => "random",
+        false => "sequential",
+    };
+    let what = match s.rw {
+        m if m.is_mixed() => format!("{pattern} reads and writes ({} % reads)", s.rwmixread),
+        m if m.trims() => format!("{pattern} trims"),
+        m if m.modifies() => format!("{pattern} writes"),
+        _ => format!("{pattern} reads"),
+    };
+    let size = |d: usize| match s.bs.for_dir(d) {
+        ssdready_core::spec::BlockSizes::Fixed(b) => crate::plan::fmt_bs(u64::from(*b)),
+        other => format!(
+            "{}–{}",
+            crate::plan::fmt_bs(u64::from(other.min())),
+            crate::plan::fmt_bs(u64::from(other.max()))
+        ),
+    };
+    let dirs = directions(&s);
+    let sizes: Vec<String> = dirs.iter().map(|&d| size(d)).collect();
+    let blocks = match sizes.windows(2).all(|w| w[0] == w[1]) {
+        true => format!("{} blocks", sizes[0]),
+        false => {
+            let name = ["reads", "writes", "trims"];
+            let each: Vec<String> = dirs
+                .iter()
+                .zip(&sizes)
+                .map(|(&d, b)| format!("{b} {}", name[d]))
+                .collect();
+            each.join(" and ")
+        }
+    };
+    let jobs = match s.numjobs {
+        1 => "1 job".to_string(),
+        n => format!("{n} jobs"),
+    };
+    format!(
+        "[{}] {what}, {blocks}, {}, QD {} × {jobs}, {}",
+        sections[j].name,
+        engine_named(&s),
+        s.iodepth,
+        if s.direct { "direct" } else { "buffered" }
+    )
+}
+
 /// Each variant of the job, one thing changed at a time.
 pub fn variants(sections: &[Section]) -> Vec<Variant> {
     let mut out = Vec::new();
     let j = first_job(sections);
-    let depth = number(sections, j, "iodepth", 1);
+    let depth = u64::from(spec(sections, j).iodepth);
     // A synchronous engine keeps one I/O in flight per thread whatever
     // the iodepth (as fio's do): deeper queues are for the other engines.
     let shapes = match synchronous(sections, j) {
@@ -242,28 +336,28 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
         }
         let mut s = sections.to_vec();
         set_all(&mut s, "iodepth", |i, all| {
-            (number(all, i, "iodepth", 1) * num / den)
+            (u64::from(spec(all, i).iodepth) * num / den)
                 .max(1)
                 .to_string()
         });
-        out.push(Variant {
-            what: format!("iodepth {name} ({depth} → {want})"),
-            option: format!("iodepth={want}"),
-            sections: s,
-            by_bandwidth: false,
-        });
+        out.push(Variant::new(
+            format!("iodepth {name} ({depth} → {want})"),
+            format!("iodepth={want}"),
+            s,
+            &format!("keeps {want} I/Os in flight per thread"),
+        ));
     }
-    let jobs = number(sections, j, "numjobs", 1);
+    let jobs = u64::from(spec(sections, j).numjobs);
     let mut s = sections.to_vec();
     set_all(&mut s, "numjobs", |i, all| {
-        (number(all, i, "numjobs", 1) * 2).to_string()
+        (u64::from(spec(all, i).numjobs) * 2).to_string()
     });
-    out.push(Variant {
-        what: format!("numjobs ×2 ({jobs} → {})", jobs * 2),
-        option: format!("numjobs={}", jobs * 2),
-        sections: s,
-        by_bandwidth: false,
-    });
+    out.push(Variant::new(
+        format!("numjobs ×2 ({jobs} → {})", jobs * 2),
+        format!("numjobs={}", jobs * 2),
+        s,
+        &format!("issues from {} threads", jobs * 2),
+    ));
     out.extend(engine_variants(sections, j));
     if let Some(v) = block_variant(sections, j) {
         out.push(v);
@@ -274,16 +368,24 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
 /// Whether the job's engine completes each I/O inside its call (psync and
 /// fio's other names for it, sg, mmap, …): its iodepth cannot act.
 pub fn synchronous(sections: &[Section], j: usize) -> bool {
-    let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
-    ssdready_core::engines::find(&own).is_some_and(|e| e.caps.synchronous)
+    spec(sections, j).engine().caps.synchronous
+}
+
+/// The engine of a job, as the job names it (`sync`, `libaio`, …).
+pub fn engine_named(s: &JobSpec) -> String {
+    s.engine_named
+        .clone()
+        .unwrap_or_else(|| s.engine().name.to_string())
 }
 
 /// Each other engine of io_uring, libaio and psync, for a job on one of
 /// them (or on one of psync's other names).
 fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
-    let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
+    let s = spec(sections, j);
+    let own = engine_named(&s);
     let known = ["io_uring", "libaio", "psync"];
-    // fio's other names of psync (sync, pvsync, …) are psync's family.
+    // fio's other names of psync (sync, pvsync, …) are psync's family;
+    // an engine ssdready does not run has no variants.
     let Some(family) = ssdready_core::engines::find(&own).map(|e| e.name) else {
         return Vec::new();
     };
@@ -296,47 +398,44 @@ fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
         .map(|e| {
             let mut s = sections.to_vec();
             set_all(&mut s, "ioengine", |_, _| e.to_string());
-            Variant {
-                what: format!("ioengine {own} → {e}"),
-                option: format!("ioengine={e}"),
-                sections: s,
-                by_bandwidth: false,
-            }
+            let asks = match e {
+                "psync" => "moves to psync: one synchronous read or write at a time per thread",
+                "libaio" => "moves to libaio",
+                _ => "moves to io_uring",
+            };
+            Variant::new(
+                format!("ioengine {own} → {e}"),
+                format!("ioengine={e}"),
+                s,
+                asks,
+            )
         })
         .collect()
 }
 
 /// Blocks twice as large, where the job has one fixed block size.
 fn block_variant(sections: &[Section], j: usize) -> Option<Variant> {
-    let mixed = [
-        "bsrange",
-        "bssplit",
-        "blocksize_range",
-        "blocksize_unaligned",
-    ];
-    if mixed.iter().any(|k| effective(sections, j, k).is_some()) {
+    // A range, a split, unaligned sizes or sizes per direction
+    // (`bs=4k,8k`) are no one size.
+    let s = spec(sections, j);
+    let ssdready_core::spec::BlockSizes::Fixed(bs) = s.bs else {
+        return None;
+    };
+    if s.bs_unaligned {
         return None;
     }
-    // `bs=4k,8k` (reads, writes) is no one size.
-    if effective(sections, j, "bs").is_some_and(|v| v.contains(',') || v.contains(':')) {
-        return None;
-    }
-    let bs = number(sections, j, "bs", 4096);
+    let bs = u64::from(bs);
     if bs.checked_mul(2)? > 16 << 20 {
         return None;
     }
     let mut s = sections.to_vec();
     set_all(&mut s, "bs", |_, _| (bs * 2).to_string());
-    Some(Variant {
-        what: format!(
-            "bs ×2 ({} → {})",
-            crate::plan::fmt_bs(bs),
-            crate::plan::fmt_bs(bs * 2)
-        ),
-        option: format!("bs={}", bs * 2),
-        sections: s,
-        by_bandwidth: true,
-    })
+    let what = format!(
+        "bs ×2 ({} → {})",
+        crate::plan::fmt_bs(bs),
+        crate::plan::fmt_bs(bs * 2)
+    );
+    Some(Variant::new(what, format!("bs={}", bs * 2), s, ""))
 }
 
 /// One direction's figures.
@@ -513,14 +612,22 @@ pub struct VariantResult {
     pub what: String,
     pub option: String,
     pub figures: Option<RunFigures>,
-    /// IOPS (bandwidth for a block size) against the job's median, percent.
+    /// On the job's own metric against its median, percent: the least of
+    /// its directions' ([`crate::job_gain::judge_variant`]).
     pub gain_pct: Option<f64>,
-    /// Judged on bandwidth rather than IOPS.
+    /// The job's metric is bandwidth (every direction streams), not IOPS.
     #[serde(default)]
     pub by_bandwidth: bool,
-    /// Beyond the repeats' spread and [`GAIN_PCT`].
+    /// Beyond the repeats' spread and [`GAIN_PCT`], every direction where
+    /// it gains.
     pub beyond_noise: bool,
     pub error: Option<String>,
+    /// Each direction's change on its own metric, and on both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_direction: Vec<crate::job_gain::DirGain>,
+    /// What it asks of the application (a mechanic of its I/O).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub asks: String,
 }
 
 /// The median of the repeats' rates, and their spread (max − min) in
@@ -533,34 +640,20 @@ pub fn median_spread(rates: &[f64]) -> Option<(f64, f64)> {
     Some((mid, spread))
 }
 
-/// A variant's gain against the job's repeats' median (of IOPS, or of
-/// bandwidth for a variant judged on it).
-pub fn judge_variant(v: &mut VariantResult, median: f64, spread_pct: f64) {
-    let Some(f) = &v.figures else {
-        return;
-    };
-    let rate = match v.by_bandwidth {
-        true => f.bandwidth(),
-        false => f.iops(),
-    };
-    let g = 100.0 * (rate / median.max(1e-9) - 1.0);
-    v.gain_pct = Some(g);
-    v.beyond_noise = g.abs() >= GAIN_PCT.max(spread_pct);
-}
-
 /// What holds the job: the findings with positive evidence, else "not
 /// identified" with what was ruled out.
 pub fn holds(
     caps: &Caps,
     figures: &RunFigures,
     variants: &[VariantResult],
-    bs: u64,
+    own: &JobSpec,
 ) -> Vec<String> {
     let mut out = Vec::new();
     for (reads, dir) in [
         (true, &figures.together.read),
         (false, &figures.together.write),
     ] {
+        let bs = mean_block(own, usize::from(!reads)) as u64;
         let (Some(d), Some((limit, cap))) = (dir, caps.io_limit(reads, bs)) else {
             continue;
         };
@@ -576,21 +669,24 @@ pub fn holds(
             ));
         }
     }
-    for v in variants
-        .iter()
-        .filter(|v| v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0))
-    {
+    // Only the application's mechanics: a change of its workload holds
+    // nothing of the job's.
+    for v in variants.iter().filter(|v| {
+        v.beyond_noise
+            && v.gain_pct.is_some_and(|g| g > 0.0)
+            && crate::job_gain::mechanic(&v.option)
+    }) {
         out.push(format!(
-            "the job's own choice: {} gains {:+.0} % of {} (set {} in the job)",
+            "the job's own choice: {} gains {} (set {} in the job; {})",
             v.what,
-            v.gain_pct.unwrap_or_default(),
-            if v.by_bandwidth { "bandwidth" } else { "IOPS" },
-            v.option
+            crate::job_gain::gain_words(v),
+            v.option,
+            v.asks
         ));
     }
     if out.is_empty() {
         out.push(
-            "not identified: no throttle of the study's groups is reached, and no variant of the job's own choices gains beyond the noise"
+            "not identified: no throttle of the study's groups is reached, and no change of the application's I/O mechanics gains beyond the noise"
                 .into(),
         );
     }

@@ -1,6 +1,7 @@
-//! The job's best configuration: every change of its own choices that
-//! gained beyond the noise on its own (the best value of each option),
-//! applied together and run in turns against the job as written — the
+//! The job's best configuration: every change of the application's I/O
+//! mechanics that gained beyond the noise on its own (the best value of
+//! each option; never a change of its workload, [`crate::job_gain`]) and
+//! every change of the host that helped, applied together and run in turns against the job as written — the
 //! job first, then the changed one first, pair by pair, so that a drift
 //! through the runs favours neither — with the gain of the set and
 //! whether it beat the best single change. The user's job file comes
@@ -9,7 +10,7 @@
 
 use crate::job::{self, VariantResult};
 use serde::{Deserialize, Serialize};
-use ssdready_core::options::{RawOption, Section};
+use ssdready_core::options::Section;
 use ssdready_diagnosis::levers::Metric;
 use ssdready_diagnosis::trials::{Trial, Turn};
 
@@ -26,19 +27,24 @@ pub fn pairs(host: bool) -> usize {
 }
 
 /// The set of the variants `chosen` and the host's changes that `helped`,
-/// not yet measured: judged on bandwidth where a change was, the best
-/// single change's gain kept for the comparison.
-pub fn of(chosen: &[&VariantResult], helped: &[Trial]) -> Best {
+/// not yet measured: judged on the job's own metric (bandwidth where
+/// `by_bandwidth`: every direction of the job streams), the best single
+/// change's gain on it kept for the comparison.
+pub fn of(chosen: &[&VariantResult], helped: &[Trial], by_bandwidth: bool) -> Best {
+    let own = match by_bandwidth {
+        true => Metric::Bandwidth,
+        false => Metric::Iops,
+    };
     let host_gains = helped
         .iter()
         .filter_map(|t| t.main_gain())
-        .filter(|g| matches!(g.metric, Metric::Iops | Metric::Bandwidth))
+        .filter(|g| g.metric == own)
         .map(|g| g.change_pct);
     Best {
         options: chosen.iter().map(|v| v.option.clone()).collect(),
+        asks: chosen.iter().map(|v| v.asks.clone()).collect(),
         host: helped.iter().map(Trial::change).collect(),
-        by_bandwidth: chosen.iter().any(|v| v.by_bandwidth)
-            || helped.iter().any(|t| t.measure == Metric::Bandwidth),
+        by_bandwidth,
         best_single_pct: chosen
             .iter()
             .filter_map(|v| v.gain_pct)
@@ -58,8 +64,13 @@ impl Best {
 /// The set of changes, measured together.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Best {
-    /// The options changed (`iodepth=32`), the best value of each.
+    /// The options changed (`iodepth=32`), the best value of each: the
+    /// application's I/O mechanics only.
     pub options: Vec<String>,
+    /// What each asks of the application (`numjobs=2: the application
+    /// issues from 2 threads`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asks: Vec<String>,
     /// The host's changes that helped on the job, made with them
     /// (`scheduler mq-deadline → none`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -67,7 +78,8 @@ pub struct Best {
     /// Each turn's runs: the job as written, and with the changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turns: Vec<Turn>,
-    /// Judged on bandwidth (the block size is among them), not IOPS.
+    /// Judged on bandwidth (the job's metric: every direction streams),
+    /// not IOPS.
     pub by_bandwidth: bool,
     /// Each pair's change against the job, percent.
     pub pairs_pct: Vec<f64>,
@@ -84,14 +96,16 @@ pub struct Best {
     pub error: Option<String>,
 }
 
-/// The options of the variants that gained beyond the noise, the best
-/// value of each option; none when fewer than one gained.
+/// The options of the variants of the application's I/O mechanics that
+/// gained beyond the noise, the best value of each option; none when
+/// fewer than one gained. A change of the workload is never chosen.
 pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
     let mut best: Vec<&VariantResult> = Vec::new();
-    for v in variants
-        .iter()
-        .filter(|v| v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0))
-    {
+    for v in variants.iter().filter(|v| {
+        v.beyond_noise
+            && v.gain_pct.is_some_and(|g| g > 0.0)
+            && crate::job_gain::mechanic(&v.option)
+    }) {
         let key = v.option.split('=').next().unwrap_or_default();
         match best
             .iter()
@@ -105,20 +119,21 @@ pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
     best
 }
 
-/// The job's sections with `options` (`key=value`) set on every job.
+/// The job's sections with `options` (`key=value`) set on every job, by
+/// fio's own name of each option, after what the job wrote (under any
+/// of its names) so that it wins.
 pub fn apply(sections: &[Section], options: &[String]) -> Vec<Section> {
     let mut out = sections.to_vec();
     for o in options {
         let (k, v) = o.split_once('=').unwrap_or((o, ""));
-        for s in out.iter_mut().filter(|s| !s.global) {
-            s.options.push(RawOption::cli(k, Some(v)));
-        }
+        job::set_all(&mut out, k, |_, _| v.to_string());
     }
     out
 }
 
 /// The job file as sections: each `[name]` with its options, the ones a
-/// later option replaces left out; includes come out expanded.
+/// later option of the same name or of fio's other name for it
+/// (`readwrite`, `rw`) replaces left out; includes come out expanded.
 pub fn render(sections: &[Section], header: &str) -> String {
     let mut s = String::new();
     for line in header.lines() {
@@ -127,7 +142,10 @@ pub fn render(sections: &[Section], header: &str) -> String {
     for sec in sections {
         let mut body = String::new();
         for (i, o) in sec.options.iter().enumerate() {
-            let replaced = sec.options[i + 1..].iter().any(|x| x.key == o.key);
+            let name = job::canonical(&o.key);
+            let replaced = sec.options[i + 1..]
+                .iter()
+                .any(|x| job::canonical(&x.key) == name);
             if replaced || o.key == "name" {
                 continue;
             }
@@ -219,8 +237,12 @@ pub fn words(b: &Best) -> String {
         (true, true) => "beyond the noise, but less than the best single change alone",
         (true, false) => "beyond the noise",
     };
+    let asks = match b.asks.is_empty() {
+        true => String::new(),
+        false => format!("; what it asks of the application: {}", b.asks.join("; ")),
+    };
     format!(
-        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}",
+        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{asks}",
         b.changes().join(", "),
         b.pairs_pct.len()
     )
@@ -306,6 +328,7 @@ pub fn host_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ssdready_core::options::RawOption;
 
     fn v(option: &str, gain: f64, beyond: bool) -> VariantResult {
         VariantResult {

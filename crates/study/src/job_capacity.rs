@@ -18,14 +18,11 @@
 
 use crate::capacity::{point, sentence, Capacity, CapacityDoc, Slo};
 use crate::job::{self, RunFigures};
-use ssdready_core::options::{RawOption, Section};
+use ssdready_core::options::Section;
 use ssdready_measured::summary::PointSummary;
 use ssdready_run::RunFn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// The options that pace a job.
-const PACE: &[&str] = &["rate", "rate_iops", "thinktime"];
 
 /// The runs the search takes, about: the peak, the doublings, the
 /// bisection, a repeat or two.
@@ -104,9 +101,9 @@ pub fn search(
 pub fn rate_limited(sections: &[Section]) -> bool {
     let jobs = (0..sections.len()).filter(|&i| !sections[i].global);
     jobs.into_iter().any(|j| {
-        PACE.iter().any(|k| {
-            job::effective(sections, j, k).is_some_and(|v| !v.is_empty() && v.trim() != "0")
-        })
+        let s = job::spec(sections, j);
+        let paced = |r: &[Option<u64>; 3]| r.iter().any(|x| x.is_some_and(|v| v > 0));
+        paced(&s.rate_iops) || paced(&s.rate_bytes) || s.thinktime_ns > 0
     })
 }
 
@@ -116,8 +113,9 @@ pub fn no_open_loop(sections: &[Section]) -> Option<String> {
         .filter(|&i| !sections[i].global)
         .collect();
     jobs.iter().find_map(|&j| {
-        let e = job::effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
-        job::synchronous(sections, j).then(|| {
+        let s = job::spec(sections, j);
+        let e = job::engine_named(&s);
+        s.engine().caps.synchronous.then(|| {
             format!(
                 "[{}] runs on {e}, one I/O in flight per thread: its capacity at a latency target needs an asynchronous engine (io_uring, libaio) to offer load without waiting",
                 sections[j].name
@@ -132,13 +130,10 @@ pub fn no_open_loop(sections: &[Section]) -> Option<String> {
 /// chosen.
 pub fn target(sections: &[Section], p99_ns: Option<u64>) -> Option<(Slo, String)> {
     let j = sections.iter().position(|s| !s.global)?;
-    let own = job::effective(sections, j, "latency_target")
-        .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000).ok())
-        .filter(|ns| *ns > 0);
+    let s = job::spec(sections, j);
+    let own = s.sched.latency.map(|l| l.target_ns).filter(|ns| *ns > 0);
     if let Some(ns) = own {
-        let asked = job::effective(sections, j, "latency_percentile")
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or(100.0);
+        let asked = s.sched.latency_percentile.unwrap_or(100.0);
         let pct = if asked >= 99.9 { 99.9 } else { 99.0 };
         let why = format!("its own latency_target at p{asked} (searched at p{pct})");
         return Some((Slo { pct, limit_ns: ns }, why));
@@ -153,11 +148,10 @@ pub fn target(sections: &[Section], p99_ns: Option<u64>) -> Option<(Slo, String)
     ))
 }
 
-/// Every job with `key=value` set after what it wrote.
+/// Every job with `key=value` set (by fio's own name) after what it
+/// wrote.
 fn set_all(sections: &mut [Section], key: &str, value: &str) {
-    for s in sections.iter_mut().filter(|s| !s.global) {
-        s.options.push(RawOption::cli(key, Some(value)));
-    }
+    job::set_all(sections, key, |_, _| value.to_string());
 }
 
 /// The job at an offered load of `iops` (0: closed loop, its peak), its
@@ -166,12 +160,7 @@ pub fn at_load(sections: &[Section], iops: u64, seed: u32) -> Vec<Section> {
     let mut s = sections.to_vec();
     let threads: u64 = (0..s.len())
         .filter(|&i| !s[i].global)
-        .map(|i| {
-            job::effective(&s, i, "numjobs")
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(1)
-                .max(1)
-        })
+        .map(|i| u64::from(job::spec(&s, i).numjobs.max(1)))
         .sum::<u64>()
         .max(1);
     // Its pace and its own depth search (`latency_target` makes a job
@@ -182,7 +171,7 @@ pub fn at_load(sections: &[Section], iops: u64, seed: u32) -> Vec<Section> {
     set_all(&mut s, "iodepth", &crate::slo::CAP.to_string());
     // The schedule starts with the job: without a ramp, the I/Os due
     // while its threads start count late, and a second's p99 is theirs.
-    if (0..s.len()).all(|i| s[i].global || job::effective(&s, i, "ramp_time").is_none()) {
+    if (0..s.len()).all(|i| s[i].global || job::spec(&s, i).ramp_time_ns == 0) {
         set_all(&mut s, "ramp_time", RAMP);
     }
     // Each point runs its whole length, whatever the job's size.
@@ -269,7 +258,7 @@ pub struct Ceiling {
 pub fn ceiling(sections: &[Section], median: f64) -> Result<Option<Ceiling>, String> {
     let jobs = (0..sections.len()).filter(|&i| !sections[i].global);
     let files: Vec<String> = jobs
-        .filter_map(|i| job::effective(sections, i, "filename"))
+        .filter_map(|i| job::spec(sections, i).filename.into_iter().next())
         .collect();
     if files.is_empty() || !files.iter().all(|f| f.starts_with("emu")) {
         return Ok(None);
@@ -310,6 +299,7 @@ pub fn p99_at_rate(repeats: &[RunFigures], median: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ssdready_core::options::RawOption;
 
     /// A platform whose p99 is 100 µs up to 10,000 IOPS and 10 ms beyond,
     /// 50,000 IOPS closed-loop.
@@ -414,17 +404,13 @@ mod tests {
             ("rate_iops", "500"),
             ("numjobs", "2"),
         ]);
-        let s = at_load(&paced, 3001, 1);
-        let v = |k: &str| job::effective(&s, 0, k);
-        assert_eq!(v("rate_iops").as_deref(), Some("1501"));
-        assert_eq!(v("lat_from").as_deref(), Some("schedule"));
-        assert_eq!(v("rate_process").as_deref(), Some("poisson"));
-        assert_eq!(v("thinktime").as_deref(), Some("0"));
-        assert_eq!(v("latency_target").as_deref(), Some("0"));
-        assert_eq!(v("iodepth").as_deref(), Some("256"));
-        assert_eq!(v("ramp_time").as_deref(), Some("500ms"));
-        let peak = at_load(&paced, 0, 0);
-        assert_eq!(job::effective(&peak, 0, "rate_iops").as_deref(), Some("0"));
-        assert!(job::effective(&peak, 0, "lat_from").is_none());
+        let s = job::spec(&at_load(&paced, 3001, 1), 0);
+        assert_eq!(s.rate_iops, [Some(1501); 3]);
+        assert!(s.sched.lat_from_schedule && s.sched.poisson);
+        assert_eq!((s.thinktime_ns, s.sched.latency), (0, None));
+        assert_eq!((s.iodepth, s.ramp_time_ns), (256, 500_000_000));
+        let peak = job::spec(&at_load(&paced, 0, 0), 0);
+        assert_eq!(peak.rate_iops, [None; 3]);
+        assert!(!peak.sched.lat_from_schedule);
     }
 }

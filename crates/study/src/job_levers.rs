@@ -101,7 +101,7 @@ pub fn setting(
 /// and device-mapper.
 pub fn disks(sections: &[Section]) -> Vec<String> {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let Some(file) = job::effective(sections, j, "filename") else {
+    let Some(file) = job::spec(sections, j).filename.into_iter().next() else {
         return Vec::new();
     };
     // An emulated drive, or an engine's own target, has no device here:
@@ -112,10 +112,7 @@ pub fn disks(sections: &[Section]) -> Vec<String> {
     {
         return Vec::new();
     }
-    let Some(first) = file.split(':').next().filter(|f| !f.is_empty()) else {
-        return Vec::new();
-    };
-    let Ok(p) = std::path::absolute(first) else {
+    let Ok(p) = std::path::absolute(&file) else {
         return Vec::new();
     };
     let Some(on) = p.ancestors().find(|a| a.exists()) else {
@@ -149,51 +146,42 @@ pub fn disks(sections: &[Section]) -> Vec<String> {
     out
 }
 
-fn number(sections: &[Section], j: usize, key: &str, default: u64) -> u64 {
-    job::effective(sections, j, key)
-        .and_then(|v| {
-            let first = v.split([',', ':']).next().unwrap_or_default().to_string();
-            ssdready_core::units::parse_size(&first, 1024).ok()
-        })
-        .unwrap_or(default)
-}
-
 /// The job as written as a lever's point: its I/O (the first job's, or
-/// mixed I/O where its jobs differ), its block (the first size written),
-/// its threads (every job's `numjobs` together) and the I/Os they keep in
-/// flight shared among them (one each on a synchronous engine).
+/// mixed I/O where its jobs differ), its block (the largest size of the
+/// directions it does, as fio resolves `bs`, `blocksize` and their values
+/// per direction), its threads (every job's `numjobs` together) and the
+/// I/Os they keep in flight shared among them (one each on a synchronous
+/// engine).
 pub fn point(sections: &[Section]) -> Point {
     let jobs: Vec<usize> = (0..sections.len())
         .filter(|&i| !sections[i].global)
         .collect();
     let first = jobs.first().copied().unwrap_or(0);
-    let rw_of = |j| job::effective(sections, j, "rw").unwrap_or_else(|| "read".into());
-    let rw = match jobs.iter().all(|&j| rw_of(j) == rw_of(first)) {
-        true => rw_of(first),
+    let spec = |j| job::spec(sections, j);
+    let own = spec(first);
+    let rw = match jobs.iter().all(|&j| spec(j).rw == own.rw) {
+        true => own.rw.name().to_string(),
         false => "randrw".into(),
     };
-    let engine = job::effective(sections, first, "ioengine").unwrap_or_else(|| "psync".into());
     let (mut threads, mut in_flight) = (0u64, 0u64);
     for &j in &jobs {
-        let n = number(sections, j, "numjobs", 1).max(1);
-        let qd = match job::synchronous(sections, j) {
+        let s = spec(j);
+        let n = u64::from(s.numjobs.max(1));
+        let qd = match s.engine().caps.synchronous {
             true => 1,
-            false => number(sections, j, "iodepth", 1).max(1),
+            false => u64::from(s.iodepth.max(1)),
         };
         threads += n;
         in_flight += n * qd;
     }
     let threads = threads.max(1);
-    let direct = job::effective(sections, first, "direct")
-        .is_some_and(|v| v == "1" || v.is_empty())
-        || job::effective(sections, first, "buffered").is_some_and(|v| v == "0");
     Point {
         rw,
-        bs: number(sections, first, "bs", 4096),
+        bs: u64::from(job::largest_block(&own)),
         qd: in_flight.div_ceil(threads).max(1) as u32,
         threads: threads as u32,
-        engine: Some(engine),
-        direct,
+        engine: Some(job::engine_named(&own)),
+        direct: own.direct,
     }
 }
 

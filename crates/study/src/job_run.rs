@@ -7,6 +7,7 @@
 use crate::job::{self, RunFigures, Variant, VariantResult};
 use crate::job_best::{self, Best};
 use crate::job_capacity;
+use crate::job_gain;
 use crate::job_levers::Planned;
 use crate::job_trials::{self, Host, HostSection};
 use serde::{Deserialize, Serialize};
@@ -48,7 +49,13 @@ pub struct JobDoc {
     /// percent of the median).
     pub median_iops: f64,
     pub spread_pct: f64,
+    /// The changes of the application's I/O mechanics, one at a time.
     pub variants: Vec<VariantResult>,
+    /// What a different workload would get: the variants that change what
+    /// the application reads and writes (its block size), apart from its
+    /// own, never in the best configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub different_workloads: Vec<VariantResult>,
     /// The job once more with its latency split along its path and its CPU
     /// profiled by layer (root only: the kernel's tracepoints and
     /// system-wide samples); its figures are not among the repeats', the
@@ -176,19 +183,18 @@ pub fn execute(
         return;
     };
     (doc.median_iops, doc.spread_pct) = (median, spread);
-    let bytes: Vec<f64> = doc.repeats.iter().map(RunFigures::bandwidth).collect();
-    let (median_bw, spread_bw) = job::median_spread(&bytes).unwrap_or_default();
+    let base = job_gain::baseline(&doc.repeats, sections);
     for v in job::variants(sections) {
         if stop.load(Relaxed) {
             doc.interrupted = true;
             break;
         }
         tell(format!("the job with {}", v.what));
-        let (m, s) = match v.by_bandwidth {
-            true => (median_bw, spread_bw),
-            false => (median, spread),
-        };
-        doc.variants.push(variant(&v, run, stop, m, s));
+        let r = variant(&v, run, stop, &base);
+        match v.workload {
+            true => doc.different_workloads.push(r),
+            false => doc.variants.push(r),
+        }
     }
     if !stop.load(Relaxed) {
         let (planned, untested) = (
@@ -217,10 +223,8 @@ pub fn execute(
         })
         .cloned()
         .unwrap_or_default();
-    let bs = job::effective(sections, first_job(sections), "bs")
-        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
-        .unwrap_or(4096);
-    doc.holds = job::holds(caps, &mid, &doc.variants, bs);
+    let own = job::spec(sections, first_job(sections));
+    doc.holds = job::holds(caps, &mid, &doc.variants, &own);
 }
 
 /// Every change that gained beyond the noise, together — the job's own
@@ -243,7 +247,8 @@ fn best(
     if chosen.is_empty() && helped.is_empty() {
         return None;
     }
-    let mut b = job_best::of(&chosen, &helped);
+    let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
+    let mut b = job_best::of(&chosen, &helped, own);
     let changed = job_best::apply(sections, &b.options);
     let refs: Vec<&Trial> = helped.iter().collect();
     let mut change = match job_trials::together(host, &refs) {
@@ -362,20 +367,19 @@ fn variant(
     v: &Variant,
     run: &mut RunFn,
     stop: &Arc<AtomicBool>,
-    median: f64,
-    spread: f64,
+    base: &[job_gain::DirBase],
 ) -> VariantResult {
     let mut out = VariantResult {
         what: v.what.clone(),
         option: v.option.clone(),
-        by_bandwidth: v.by_bandwidth,
+        asks: v.asks.clone(),
         ..Default::default()
     };
     match run(&job::request(&v.sections, stop)) {
         Ok(r) => out.figures = Some(RunFigures::of(&r)),
         Err(e) => out.error = Some(e.message().to_string()),
     }
-    job::judge_variant(&mut out, median, spread);
+    job_gain::judge_variant(&mut out, base);
     out
 }
 
@@ -438,6 +442,7 @@ pub fn text(doc: &JobDoc) -> String {
             .map_or(String::new(), |x| format!(", section [{x}]")),
         doc.repeats.len()
             + doc.variants.len()
+            + doc.different_workloads.len()
             + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len())
             + doc.host.as_ref().map_or(0, |h| {
                 h.trials.iter().map(|t| 2 * t.turns.len()).sum::<usize>()
@@ -500,17 +505,18 @@ pub fn text(doc: &JobDoc) -> String {
         s.push_str(&format!("  its capacity ({}): {line}\n", c.what));
     }
     if !doc.variants.is_empty() {
-        s.push_str("one thing changed at a time, against the job's median:\n");
+        s.push_str(
+            "the application's I/O mechanics, one changed at a time, against the job's median:\n",
+        );
     }
     for v in &doc.variants {
-        let m = if v.by_bandwidth { "bandwidth" } else { "IOPS" };
-        let what = match (&v.gain_pct, &v.error) {
-            (_, Some(e)) => format!("not measured: {e}"),
-            (Some(g), _) if v.beyond_noise => format!("{g:+.1} % {m} (beyond the noise)"),
-            (Some(g), _) => format!("{g:+.1} % {m} (within the noise)"),
-            _ => "not measured".into(),
-        };
-        s.push_str(&format!("  {}: {what}\n", v.what));
+        s.push_str(&format!("  {}\n", job_gain::variant_line(v)));
+    }
+    if !doc.different_workloads.is_empty() {
+        s.push_str("what a different workload would get (it changes what the application reads and writes: never in the best configuration):\n");
+    }
+    for v in &doc.different_workloads {
+        s.push_str(&format!("  {}\n", job_gain::workload_line(v)));
     }
     if let Some(h) = &doc.host {
         s.push_str(&job_trials::words(h));

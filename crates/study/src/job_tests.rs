@@ -62,8 +62,8 @@ fn a_job_that_runs_commands_around_it_or_has_no_job_is_refused() {
 #[test]
 fn the_target_replaces_the_filename_and_a_long_job_is_cut_and_said() {
     let (s, note) = prepared(&oltp(), Some("/dev/loop3"), 10.0);
-    assert_eq!(effective(&s, 1, "filename").as_deref(), Some("/dev/loop3"));
-    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("10s"));
+    assert_eq!(spec(&s, 1).filename, ["/dev/loop3"]);
+    assert_eq!(spec(&s, 1).runtime_ns, Some(10_000_000_000));
     let note = note.expect("the cut is said");
     assert!(
         note.contains("at most 10 s") && note.contains("[oltp] 30 s"),
@@ -79,8 +79,8 @@ fn the_target_replaces_the_filename_and_a_long_job_is_cut_and_said() {
         ),
     ];
     let (s, note) = prepared(&two, None, 10.0);
-    assert_eq!(effective(&s, 0, "runtime").as_deref(), Some("5s"));
-    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("3s"));
+    assert_eq!(spec(&s, 0).runtime_ns, Some(5_000_000_000));
+    assert_eq!(spec(&s, 1).runtime_ns, Some(3_000_000_000));
     let note = note.expect("the cut is said");
     assert!(
         note.contains("2 phases") && note.contains("[read] 30 s → 3 s"),
@@ -89,14 +89,14 @@ fn the_target_replaces_the_filename_and_a_long_job_is_cut_and_said() {
     assert_eq!(run_wall_s(&s, 10.0), 10.0);
     // A ramp longer than half a phase's share is cut to half of it.
     let (s, note) = prepared(&two, None, 3.0);
-    assert_eq!(effective(&s, 1, "ramp_time").as_deref(), Some("750ms"));
+    assert_eq!(spec(&s, 1).ramp_time_ns, 750_000_000);
     assert!(note.unwrap().contains("[read] ramp_time 2.0 s → 0.8 s"));
     assert_eq!(run_wall_s(&s, 3.0), 1.0 + 1.75);
     // A job that fits keeps its own length, and nothing is said.
     let (s, note) = prepared(&oltp(), None, 60.0);
-    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("30"));
+    assert_eq!(spec(&s, 1).runtime_ns, Some(30_000_000_000));
     assert_eq!(note, None);
-    assert_eq!(effective(&s, 1, "filename"), None);
+    assert!(spec(&s, 1).filename.is_empty());
 }
 
 #[test]
@@ -141,21 +141,27 @@ fn each_variant_changes_one_thing_and_keeps_the_rest_as_written() {
     ] {
         assert!(names.contains(&want), "{want}: {names:?}");
     }
-    let keys = [
-        "iodepth",
-        "numjobs",
-        "ioengine",
-        "bs",
-        "rw",
-        "rwmixread",
-        "direct",
-        "runtime",
-    ];
+    // What fio runs of each option, as core resolves it.
+    let fields = |s: &JobSpec| {
+        [
+            ("iodepth", s.iodepth.to_string()),
+            ("numjobs", s.numjobs.to_string()),
+            ("ioengine", engine_named(s)),
+            ("bs", format!("{:?}", s.bs)),
+            ("rw", s.rw.name().to_string()),
+            ("rwmixread", s.rwmixread.to_string()),
+            ("direct", s.direct.to_string()),
+            ("runtime", format!("{:?}", s.runtime_ns)),
+        ]
+    };
+    let was = fields(&spec(&base, 1));
     for v in &vs {
-        let changed: Vec<&str> = keys
+        let now = fields(&spec(&v.sections, 1));
+        let changed: Vec<&str> = was
             .iter()
-            .copied()
-            .filter(|k| effective(&v.sections, 1, k) != effective(&base, 1, k))
+            .zip(&now)
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0)
             .collect();
         assert_eq!(changed.len(), 1, "{}: {changed:?}", v.what);
         assert!(
@@ -250,17 +256,28 @@ fn a_variant_gains_only_beyond_the_spread_and_ten_percent() {
     let (median, spread) = median_spread(&[10_000.0, 10_400.0, 9_800.0]).unwrap();
     assert_eq!(median, 10_000.0);
     assert!((spread - 6.0).abs() < 0.01);
+    // The oltp job's 8 KiB reads and writes: each on IOPS.
+    let repeats: Vec<RunFigures> = [(10_000.0, 0.0), (10_400.0, 0.0), (9_800.0, 0.0)]
+        .iter()
+        .map(|&r| RunFigures::of(&result(&[r])))
+        .collect();
+    let base = crate::job_gain::baseline(&repeats, &oltp());
     let mut v = VariantResult {
         figures: Some(RunFigures::of(&result(&[(8000.0, 0.0)]))),
         ..Default::default()
     };
-    judge_variant(&mut v, median, spread);
+    crate::job_gain::judge_variant(&mut v, &base);
     assert!(v.beyond_noise && v.gain_pct.unwrap() < -19.0, "{v:?}");
     v.figures = Some(RunFigures::of(&result(&[(10_800.0, 0.0)])));
-    judge_variant(&mut v, median, spread);
+    crate::job_gain::judge_variant(&mut v, &base);
     assert!(!v.beyond_noise, "{v:?}");
     // A wide spread swallows a larger gain.
-    judge_variant(&mut v, median, 30.0);
+    let mut wide = base.clone();
+    wide[0].spread_pct = 30.0;
+    v.figures = Some(RunFigures::of(&result(&[(12_500.0, 0.0)])));
+    crate::job_gain::judge_variant(&mut v, &base);
+    assert!(v.beyond_noise, "{v:?}");
+    crate::job_gain::judge_variant(&mut v, &wide);
     assert!(!v.beyond_noise);
 }
 
@@ -286,7 +303,8 @@ fn a_throttle_the_job_reaches_is_named_and_a_deeper_queue_that_gains_is_the_jobs
         beyond_noise: true,
         ..Default::default()
     };
-    let h = holds(&caps, &f, std::slice::from_ref(&deeper), 8192);
+    let own = spec(&oltp(), 1);
+    let h = holds(&caps, &f, std::slice::from_ref(&deeper), &own);
     assert!(
         h[0].starts_with("an I/O throttle") && h[0].contains("reads"),
         "{h:?}"
@@ -295,7 +313,7 @@ fn a_throttle_the_job_reaches_is_named_and_a_deeper_queue_that_gains_is_the_jobs
     assert!(h.iter().any(|x| x.contains("iodepth=32")), "{h:?}");
     // Far below the throttle and no variant beyond the noise: not identified.
     let slow = RunFigures::of(&result(&[(2000.0, 900.0)]));
-    let h = holds(&caps, &slow, &[], 8192);
+    let h = holds(&caps, &slow, &[], &own);
     assert_eq!(h.len(), 1);
     assert!(h[0].starts_with("not identified"), "{h:?}");
 }
@@ -319,4 +337,128 @@ fn a_rate_limited_job_says_whether_it_reached_its_rate_and_its_p99_there() {
     assert!(lines[2].contains("thinks 50"), "{lines:?}");
     // A job without a rate asks nothing.
     assert!(rates(&result(&[(100.0, 1.0)])).is_empty());
+}
+
+/// A job file's sections as `study --job` reads it (`run`'s parser,
+/// includes expanded from beside it), from its text and the files beside.
+fn read_file(text: &str, beside: &[(&str, &str)]) -> Vec<Section> {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in beside {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let f = dir.path().join("job.fio");
+    std::fs::write(&f, text).unwrap();
+    let arg = f.to_str().unwrap().to_string();
+    ssdready_cmdline::args::parse(&[arg]).unwrap().sections
+}
+
+/// The index of the job section `name`.
+fn at(sections: &[Section], name: &str) -> usize {
+    sections.iter().position(|s| s.name == name).unwrap()
+}
+
+/// kubestr's default job file, as its project spells it (`readwrite=`,
+/// a value-less `time_based`, `name=` renaming each job).
+const KUBESTR: &str = "[global]\nrandrepeat=0\nverify=0\nioengine=libaio\ndirect=1\ngtod_reduce=1\n\
+[job1]\nname=read_iops\nbs=4K\niodepth=64\nsize=2G\nreadwrite=randread\ntime_based\nramp_time=2s\nruntime=15s\n\
+[job2]\nname=write_iops\nbs=4K\niodepth=64\nsize=2G\nreadwrite=randwrite\ntime_based\nramp_time=2s\nruntime=15s\n";
+
+#[test]
+fn kubestr_s_default_job_is_read_as_fio_runs_it_random_reads_then_random_writes() {
+    let s = read_file(KUBESTR, &[]);
+    let (one, two) = (at(&s, "job1"), at(&s, "job2"));
+    assert_eq!(
+        described(&s, one),
+        "[job1] random reads, 4k blocks, libaio, QD 64 × 1 job, direct"
+    );
+    assert_eq!(
+        described(&s, two),
+        "[job2] random writes, 4k blocks, libaio, QD 64 × 1 job, direct"
+    );
+    // `--section job1`: the study's point is 4 KiB random reads at QD 64,
+    // so read-ahead and writeback throttling are judged for what it runs.
+    let job1: Vec<Section> = s[..=one].to_vec();
+    let p = crate::job_levers::point(&job1);
+    assert_eq!(
+        (p.rw.as_str(), p.bs, p.qd, p.threads),
+        ("randread", 4096, 64, 1)
+    );
+    assert!(p.direct && p.describe().starts_with("4 KiB random reads at QD 64"));
+    let written = crate::job_levers::point(&[s[0].clone(), s[two].clone()]);
+    assert_eq!(written.rw, "randwrite");
+    // Its length as written (ramp 2 s, 15 s) is cut to the study's share.
+    let (cut, note) = prepared(&job1, None, 10.0);
+    assert_eq!(spec(&cut, one).runtime_ns, Some(8_000_000_000));
+    assert!(note.unwrap().contains("[job1] 15 s → 8 s"));
+}
+
+#[test]
+fn a_kbench_style_job_with_blocksize_in_an_included_file_is_varied_from_its_own_block() {
+    let main = "[rand-write-iops]\nreadwrite=randwrite\ninclude iops-include.fio\n";
+    let include = "blocksize=8k\niodepth=128\nioengine=libaio\ndirect=1\nnumjobs=2\ntimeout=30\n";
+    let s = read_file(main, &[("iops-include.fio", include)]);
+    let j = at(&s, "rand-write-iops");
+    assert_eq!(
+        described(&s, j),
+        "[rand-write-iops] random writes, 8k blocks, libaio, QD 128 × 2 jobs, direct"
+    );
+    let p = crate::job_levers::point(&s);
+    assert_eq!(
+        (p.rw.as_str(), p.bs, p.qd, p.threads),
+        ("randwrite", 8192, 128, 2)
+    );
+    // `timeout` is fio's other name for `runtime`: the written 30 s is cut.
+    let (_, note) = prepared(&s, None, 10.0);
+    assert!(note.unwrap().contains("[rand-write-iops] 30 s → 10 s"));
+    let vs = variants(&s);
+    let names: Vec<&str> = vs.iter().map(|v| v.what.as_str()).collect();
+    for want in [
+        "iodepth ×2 (128 → 256)",
+        "numjobs ×2 (2 → 4)",
+        "bs ×2 (8k → 16k)",
+    ] {
+        assert!(names.contains(&want), "{want}: {names:?}");
+    }
+    // Each variant is written by fio's own name after the job's own
+    // spelling, and core reads the value intended.
+    let block = vs.iter().find(|v| v.what.starts_with("bs")).unwrap();
+    let b = spec(&block.sections, j);
+    assert_eq!(b.bs, ssdready_core::spec::BlockSizes::Fixed(16384));
+    assert_eq!(b.rw, ssdready_core::spec::RwMode::RandWrite);
+    let deeper = vs.iter().find(|v| v.option == "iodepth=256").unwrap();
+    assert_eq!(spec(&deeper.sections, j).iodepth, 256);
+    // The file written back keeps one line per option, and `run` reads
+    // it as intended.
+    let text = crate::job_best::render(&crate::job_best::apply(&s, &["iodepth=256".into()]), "");
+    assert!(
+        text.contains("iodepth=256") && !text.contains("iodepth=128"),
+        "{text}"
+    );
+    let again = read_file(&text, &[]);
+    let a = spec(&again, at(&again, "rand-write-iops"));
+    assert_eq!((a.iodepth, a.numjobs, a.rw.name()), (256, 2, "randwrite"));
+    assert_eq!(a.bs, ssdready_core::spec::BlockSizes::Fixed(8192));
+}
+
+#[test]
+fn a_random_mix_with_a_block_per_direction_is_read_per_direction() {
+    let text = "[global]\nioengine=io_uring\ndirect=1\niodepth=16\n\
+[mix]\nrw=randrw\nrwmixread=70\nbs=4k,64k\nnumjobs=4\n";
+    let s = read_file(text, &[]);
+    let j = at(&s, "mix");
+    assert_eq!(
+        described(&s, j),
+        "[mix] random reads and writes (70 % reads), 4k reads and 64k writes, io_uring, QD 16 × 4 jobs, direct"
+    );
+    let own = spec(&s, j);
+    assert_eq!(
+        (mean_block(&own, 0), mean_block(&own, 1)),
+        (4096.0, 65536.0)
+    );
+    // The point's block is the largest the job issues: what a request
+    // size must hold unsplit.
+    let p = crate::job_levers::point(&s);
+    assert_eq!((p.rw.as_str(), p.bs), ("randrw", 65536));
+    // Two sizes are no one size to double.
+    assert!(variants(&s).iter().all(|v| !v.what.starts_with("bs")));
 }

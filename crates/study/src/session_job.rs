@@ -382,9 +382,12 @@ pub fn runtime_s(budget_s: f64, runs: usize) -> f64 {
 /// inventory they were read from.
 pub fn caps(sections: &[Section]) -> (Caps, Vec<String>, Inventory) {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let devices: Vec<(u32, u32)> = job::effective(sections, j, "filename")
+    let devices: Vec<(u32, u32)> = job::spec(sections, j)
+        .filename
+        .into_iter()
+        .next()
         .and_then(|f| {
-            let p = std::path::absolute(Path::new(f.split(':').next()?)).ok()?;
+            let p = std::path::absolute(Path::new(&f)).ok()?;
             let on = p.ancestors().find(|a| a.exists())?.to_path_buf();
             ssdready_probe::limits_dev::device_of_path(&on)
                 .ok()
