@@ -82,6 +82,11 @@ enum Cmd {
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
         path: std::path::PathBuf,
+        /// Judge the study recorded in DIR again from its measurements with
+        /// this build's rules: rewrite its findings in study.json and its
+        /// report, print them, and say which findings changed.
+        #[arg(long)]
+        rejudge: bool,
     },
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
@@ -783,7 +788,10 @@ fn command() -> Done {
         Cmd::Characterize(a) => characterize::command(a),
         Cmd::Limits(a) => limits_cmd::command(a),
         Cmd::Strategies(a) => strategies::command(a),
-        Cmd::Report { path } => report::command(&path),
+        Cmd::Report { path, rejudge } => match rejudge {
+            true => report::rejudge(&path),
+            false => report::command(&path),
+        },
         Cmd::Server(a) => server_cmd::command(a),
         Cmd::ServerJob(a) => server_cmd::job(a),
     }

@@ -5,10 +5,13 @@
 //! `characterize.json`) — and re-rendered from that JSON alone by
 //! `ssdready report DIR`. Every file is written atomically (a temporary
 //! file, fsync, rename); the page is rendered from the JSON text itself,
-//! so a re-render gives the same bytes. A study's files, the report among
+//! so a re-render gives the same bytes. `ssdready report --rejudge DIR`
+//! judges a recorded study again with this build's rules
+//! ([`ssdready_diagnosis::rejudged`]) and rewrites its JSON and report. A study's files, the report among
 //! them, are written by [`write_outputs`] in the order the study gives.
 
 use crate::fail;
+use crate::stdout::outln;
 use ssdready_report::html;
 use ssdready_study::outputs::{Body, Need, Output};
 use std::path::{Path, PathBuf};
@@ -177,6 +180,56 @@ pub fn command(path: &Path) -> crate::Done {
             json_path.display()
         ),
         Err(e) => return Err(fail(1, &format!("report: {e}"))),
+    }
+    Ok(())
+}
+
+/// `ssdready report --rejudge DIR`: judge the study recorded in
+/// `DIR/study.json` again from its measurements with this build's rules,
+/// rewrite `study.json` and `report.html` (both made before either is
+/// written, each written atomically), print the findings and which of
+/// them changed. Bad input (no such directory, no study.json, not a study
+/// of this machine) is one line and exit code 2, with nothing written.
+pub fn rejudge(dir: &Path) -> crate::Done {
+    let bad = |why: String| fail(2, &format!("report --rejudge: {why}"));
+    let json_path = dir.join(STUDY_JSON);
+    match std::fs::metadata(dir) {
+        Err(e) => return Err(bad(format!("{}: {e}", dir.display()))),
+        Ok(md) if !md.is_dir() => {
+            return Err(bad(format!(
+                "{} is not a directory (allowed: a directory written by ssdready study)",
+                dir.display()
+            )))
+        }
+        Ok(_) if !json_path.is_file() => {
+            return Err(bad(format!("{} has no {STUDY_JSON}", dir.display())))
+        }
+        Ok(_) => {}
+    }
+    let at = |e: String| bad(format!("{}: {e}", json_path.display()));
+    let text = read(&json_path).map_err(at)?;
+    let old = match html::load(&text).map_err(|e| at(e.to_string()))? {
+        html::ReportDoc::Study(d) => d,
+        _ => return Err(at("not a study's document".into())),
+    };
+    check_dir(dir, "report --rejudge", STUDY_JSON).map_err(|e| fail(2, &e))?;
+    let (new, changes) =
+        ssdready_diagnosis::rejudged::rejudged(&old).map_err(|e| at(e.to_string()))?;
+    let json = serde_json::to_string_pretty(&new)
+        .map_err(|e| fail(1, &format!("report --rejudge: the study's JSON: {e}")))?
+        + "\n";
+    let page = html::load(&json)
+        .map(|d| html::render(&d))
+        .map_err(|e| fail(1, &format!("report --rejudge: rendering {REPORT}: {e}")))?;
+    for (name, body) in [(STUDY_JSON, &json), (REPORT, &page)] {
+        let p = write(dir, name, body).map_err(|e| fail(1, &format!("report --rejudge: {e}")))?;
+        eprintln!("ssdready: wrote {}", p.display());
+    }
+    let wall_s = new.finished_unix_ms.saturating_sub(new.started_unix_ms) as f64 / 1e3;
+    crate::stdout::print(&ssdready_diagnosis::text::findings(&new, wall_s))?;
+    outln!("\njudged again with this build's rules:")?;
+    for l in changes.lines() {
+        outln!("  {l}")?;
     }
     Ok(())
 }

@@ -60,6 +60,7 @@ mod profile_exact;
 mod ramdev;
 mod replay;
 mod report;
+mod report_rejudge;
 mod safety;
 mod stdout_errors;
 mod steady_state;

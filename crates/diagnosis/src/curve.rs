@@ -23,6 +23,8 @@ pub struct CurveFigures<'a> {
     pub knee_qd: Option<u32>,
     pub saturated: bool,
     pub device_limit: &'a DeviceLimit,
+    /// Throughput over threads, each against one thread as deep.
+    pub scaling: &'a [Scaling],
 }
 
 /// The device's own capability (4 KiB random reads).

@@ -404,6 +404,7 @@ impl Figures {
             knee_qd: self.knee_qd,
             saturated: self.saturated,
             device_limit: &self.device_limit,
+            scaling: &self.scaling_efficiency,
         }
     }
 }

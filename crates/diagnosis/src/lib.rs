@@ -44,7 +44,8 @@
 //! 8. the answer: [`model`] (`study.json`, schema `ssdready.study`,
 //!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials_text`],
 //!    shared by the terminal and the HTML report; and here, [`judge`] and
-//!    [`rejudge`], which make it.
+//!    [`rejudge`], which make it ([`rejudged`]: a recorded study's whole
+//!    document judged again, and what changed).
 
 #![forbid(unsafe_code)]
 
@@ -71,6 +72,7 @@ pub mod limit;
 pub mod model;
 pub mod permanent;
 mod reach;
+pub mod rejudged;
 mod rules;
 pub mod stack;
 pub mod strategies;

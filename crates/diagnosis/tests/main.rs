@@ -4,6 +4,7 @@
 //! `ssdready_testkit::one_file_at_a_time` first, as separate binaries ran
 //! one after another.
 
+mod cloud_disk;
 mod device_reach;
 mod planted;
 mod verdicts;

@@ -34,6 +34,8 @@ mod tests_group;
 mod tests_others;
 #[cfg(test)]
 mod tests_stacked;
+#[cfg(test)]
+mod tests_submission;
 pub mod view;
 
 pub use cause::{Cause, Layer};

@@ -2,8 +2,10 @@
 //! drive's daemon), the device against its basis, the I/O scheduler, the
 //! file system, a lock, the submitting thread, completions, the submission
 //! path, and a rate limit below the host. Each holds only with positive
-//! evidence; the device needs a basis, and "below the host" needs the host
-//! idle while the I/Os wait at the device.
+//! evidence; the device needs a basis, the submission path its submitting
+//! thread busy, and "below the host" needs the host idle while the I/Os
+//! wait at the device, or a virtual disk that held them full while depth
+//! and threads bought nothing.
 
 use super::configured::DEVICE_BUSY_PCT;
 use super::found::{pct, Found, Test};
@@ -33,6 +35,13 @@ pub const COMPLETION_SHARE_PCT: f64 = 50.0;
 /// latency after the completion).
 pub const STOLEN_SHARE_PCT: f64 = 20.0;
 pub const SUBMISSION_SHARE_PCT: f64 = 50.0;
+/// The submitting thread busy at least this share of the time the
+/// hypervisor left it, for the submission path to hold: below it, the
+/// host counts as idle ([`IDLE_THREAD_PCT`]).
+pub const SUBMITTING_BUSY_PCT: f64 = IDLE_THREAD_PCT;
+/// More threads, as many I/Os in flight in all, gained at least this
+/// share over one thread as deep: the device took more.
+pub const THREADS_GAIN_PCT: f64 = 10.0;
 /// A decomposition speaks for the I/Os when it joined at least this share.
 pub const JOINED_PCT: f64 = 90.0;
 /// "Nothing on the host busy": the thread and the allowed CPUs below these.
@@ -446,7 +455,9 @@ fn stolen(v: &View, what: &str) -> Option<Test> {
     })
 }
 
-/// The submission path by its share of the latency.
+/// The submission path by its share of the latency, where the thread
+/// that pays its cost was busy: time in the block layer spent waiting
+/// while the submitting thread idled is a queue, not the path's cost.
 pub fn submission(sh: &Shared, v: &View) -> Test {
     if let Some(full) = &sh.loop_disk_full {
         return Test::No(format!(
@@ -455,6 +466,14 @@ pub fn submission(sh: &Shared, v: &View) -> Test {
     }
     if let Some(no) = stolen(v, "a slow submission") {
         return no;
+    }
+    if let Some(idle) = submitter_idle(v) {
+        return Test::No(idle);
+    }
+    if let Some(full) = device_full(sh, v) {
+        return Test::No(format!(
+            "{full}: the time in the block layer is the queue for a device that takes no more"
+        ));
     }
     match share(
         sh,
@@ -479,8 +498,74 @@ pub fn submission(sh: &Shared, v: &View) -> Test {
         }),
     }
 }
+/// Why the submitting thread's CPU speaks against a submission path that
+/// holds the rate: it was idle most of the time (it waited for its I/Os),
+/// or no per-thread figure shows it busy.
+fn submitter_idle(v: &View) -> Option<String> {
+    let Some(b) = v.thread_busy_of_guest() else {
+        return Some("no per-thread CPU figures to show the submitting thread busy".into());
+    };
+    (b < SUBMITTING_BUSY_PCT).then(|| {
+        format!(
+            "the submitting thread was {} busy: a submission path whose cost held the rate keeps the thread that pays it busy; the rest of its time it waited for its I/Os",
+            pct(v.thread_busy.unwrap_or(b))
+        )
+    })
+}
+
+/// Positive evidence that the I/Os waited for the device itself, on a
+/// virtual disk whose backend's limits this host cannot see: it held most
+/// of the I/Os in flight and was busy nearly all the time, while depth
+/// (the curve stopped growing) and threads (where the study measured
+/// them) bought nothing. Requests in the block layer then wait for a
+/// device that takes no more: its limit, or what lies below this host.
+fn device_full(sh: &Shared, v: &View) -> Option<String> {
+    sh.caps.unseen.as_ref()?;
+    let (d, at) = (v.disk?, v.at_device_pct()?);
+    let full = at >= AT_DEVICE_PCT && d.util_pct >= DEVICE_BUSY_PCT;
+    if !(full && sh.figures.saturated) {
+        return None;
+    }
+    let threads = match threads_bought(sh) {
+        Some((_, gain)) if gain >= THREADS_GAIN_PCT => return None,
+        Some((words, _)) => format!(", and {words}"),
+        None => String::new(),
+    };
+    Some(format!(
+        "{} held {:.1} of the {} I/Os in flight on average and was busy {} of the time; the rate stopped growing with depth{threads}",
+        d.name,
+        d.in_flight.unwrap_or(0.0),
+        v.in_flight,
+        pct(d.util_pct)
+    ))
+}
+
+/// What the most threads the study ran gave against one thread as deep:
+/// in words, and the gain, percent.
+fn threads_bought(sh: &Shared) -> Option<(String, f64)> {
+    let s = sh
+        .figures
+        .scaling
+        .iter()
+        .filter(|s| s.threads > 1 && s.depth_iops.is_some_and(|d| d > 0.0))
+        .max_by_key(|s| s.threads)?;
+    let depth = s.depth_iops?;
+    let gain = 100.0 * (s.iops / depth - 1.0);
+    let words = format!(
+        "{} threads at QD {} gave {} IOPS, one thread at QD {} {}",
+        s.threads,
+        s.qd_per_thread,
+        fmt_count(s.iops),
+        s.threads * s.qd_per_thread,
+        fmt_count(depth)
+    );
+    Some((words, gain))
+}
+
 /// A rate limit below the host: the rate stopped growing with depth while
-/// nothing on the host was busy, and the I/Os waited at the device.
+/// nothing on the host was busy, and the I/Os waited at the device — or,
+/// on a virtual disk, the device held them full whatever the host did
+/// ([`device_full`]).
 pub fn below_host(sh: &Shared, v: &View) -> Test {
     if sh.target.kind == TargetKind::Emulator {
         return Test::No("the emulator runs inside ssdready: no host below it".into());
@@ -497,7 +582,8 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     // A loop device's own disk, counted by the kernel per run, shows where
     // its I/Os waited whatever the host's CPUs did.
     let backing = super::configured::backing_waits(sh, v);
-    if let (Some(b), None) = (busy_host, &backing) {
+    let full_device = device_full(sh, v);
+    if let (Some(b), None, None) = (busy_host, &backing, &full_device) {
         return Test::No(b);
     }
     let at = v.at_device_pct();
@@ -532,6 +618,9 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     let mut evidence = below_host_evidence(sh, v, dev_share, backing);
     if let Some(f) = full {
         evidence.insert(0, f);
+    }
+    if let Some((words, _)) = full_device.and_then(|_| threads_bought(sh)) {
+        evidence.push(format!("depth and threads bought nothing: {words}"));
     }
     let name = below_host_name(sh, v);
     Test::Holds(Found {

@@ -115,6 +115,19 @@ pub(super) fn judge(
     classify(t, runs, &f, &machine(), caps)
 }
 
+/// [`judge`], with the threads' scaling `scaling` among the figures.
+pub(super) fn classify_with(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    caps: &Caps,
+    saturated: bool,
+    scaling: &[crate::curve::Scaling],
+) -> Saturation {
+    let mut f = figures(&runs[0], saturated);
+    f.scaling_efficiency = scaling.to_vec();
+    classify(t, runs, &f, &machine(), caps)
+}
+
 #[test]
 fn a_throttle_at_the_rate_reached_holds_it_and_names_its_setting() {
     let caps = Caps {

@@ -221,12 +221,13 @@ fn nice_10_loops_that_keep_the_submitting_thread_waiting_are_other_work_said_wit
     assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
 }
 
-/// The built-in drive behind the kernel beside the idle loops: its
-/// daemon's one serving thread 2 µs of CPU per I/O (0.32 CPUs, counted
-/// among other processes' time but not as other work), waiting `wait` %
-/// of its ready time for a CPU; the submitting thread hardly waited.
+/// The built-in drive behind the kernel beside the loops at the I/O's own
+/// priority: its daemon's one serving thread 2 µs of CPU per I/O (0.32
+/// CPUs, counted among other processes' time but not as other work),
+/// waiting `wait` % of its ready time for a CPU; the submitting thread
+/// hardly waited.
 fn daemon_beside_idle_loops(wait: f64) -> (TargetProfile, RunRecord) {
-    let mut r = idle_priority_loops();
+    let mut r = loops("SCHED_OTHER", 0, 2.0);
     let c = r.summary.cpu.as_mut().unwrap();
     c.other_processes_ns_per_io = Some((0.76 + 0.32) * 1e9 / 160_000.0);
     let cpu_ns = 0.32 * 1e9 / 160_000.0;
@@ -351,4 +352,73 @@ fn a_small_share_of_other_work_is_said_with_the_wait_either_way() {
         "{}",
         o.why
     );
+}
+
+#[test]
+fn sched_idle_loops_are_not_other_work_however_long_the_ios_threads_waited() {
+    // Two SCHED_IDLE loops beside fio on a cloud VM (123.7K IOPS alone,
+    // 126.3K with them): the submitting thread's 30 % wait is not theirs.
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[loops("SCHED_IDLE", 19, 30.0)],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = ruled(&s, Cause::OtherWork);
+    assert!(
+        o.why.contains("38 % of it SCHED_IDLE work, which gives way to the I/O's threads at once; without it other processes kept 0 % of the busy CPUs"),
+        "{}",
+        o.why
+    );
+    assert_eq!(s.others_pct, Some(0.0));
+}
+
+/// The loops beside a job of two threads on the 2 CPUs.
+fn two_threads_beside(policy: &str, nice: i64) -> RunRecord {
+    let mut r = loops(policy, nice, 25.0);
+    r.workload.threads = 2;
+    r
+}
+
+#[test]
+fn the_ios_own_threads_waiting_for_each_other_beside_niced_loops_are_not_other_work() {
+    // Two loops at nice 10 beside a job of two threads on 2 CPUs (fio 19 %
+    // faster beside them): its threads waited 25 % of the run, for each
+    // other as much as for the loops.
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[two_threads_beside("SCHED_OTHER", 10)],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = ruled(&s, Cause::OtherWork);
+    assert!(
+        o.why
+            .contains("the I/O's own 2 threads on 2 CPU(s) keep each other waiting")
+            && o.why.contains("yes (pid 301, nice 10)"),
+        "{}",
+        o.why
+    );
+    assert_eq!(s.others_pct, Some(0.0));
+}
+
+#[test]
+fn loops_at_the_ios_own_priority_that_took_the_cpus_are_other_work() {
+    // The same job beside the loops at nice 0: they take their share of
+    // the CPUs from its threads.
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[two_threads_beside("SCHED_OTHER", 0)],
+        &Caps::default(),
+        false,
+    );
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(
+        s.part.contains("waiting for a CPU 25 % of the run"),
+        "{}",
+        s.part
+    );
+    assert!(s.others_pct.is_some_and(|o| o > 30.0), "{s:?}");
 }

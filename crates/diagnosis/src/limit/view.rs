@@ -189,7 +189,7 @@ impl<'a> View<'a> {
 
     /// CPUs' worth of busy time on the CPUs the study may use that this
     /// machine's work took: their busy share less the hypervisor's steal.
-    fn guest_busy_cpus(&self) -> Option<f64> {
+    pub(super) fn guest_busy_cpus(&self) -> Option<f64> {
         Some((self.cpus_busy? - self.cpus_steal).max(0.0) / 100.0 * self.cpus_n as f64)
     }
 
