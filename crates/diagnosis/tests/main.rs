@@ -5,6 +5,7 @@
 //! one after another.
 
 mod device_reach;
+mod job_point;
 mod planted;
 mod verdicts;
 
