@@ -73,10 +73,18 @@ impl Judge {
         }
     }
 
-    /// What holds the job whose runs are `points`; empty without a target.
+    /// What holds the job whose runs are `points`: not identified where
+    /// its target is none the study could read.
     pub fn judge(&self, points: &[RunRecord], sections: &[Section]) -> Vec<Held> {
         let Some(t) = &self.target else {
-            return Vec::new();
+            let part = "the job's target is not one the study could read, so no device, queue or limit of it to judge its runs against";
+            return vec![Held {
+                saturation: Saturation {
+                    part: part.into(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }];
         };
         let p = crate::job_levers::point(sections);
         let levers = ssdready_diagnosis::levers::shipped();
