@@ -331,3 +331,47 @@ fn a_rate_limited_job_gets_its_capacity_at_its_own_latency_target_open_loop_from
     );
     assert!(p["peak_iops"].as_f64().unwrap() > first, "{c}");
 }
+
+#[test]
+fn a_job_behind_a_four_request_queue_is_held_by_the_devices_queue_named_with_its_path() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let Some(l) = LoopDev::new("jobqueue", 256) else {
+        return;
+    };
+    let disk = l.dev.trim_start_matches("/dev/").to_string();
+    let _scheduler = Planted::new(&disk, "scheduler", "none");
+    let _queue = Planted::new(&disk, "nr_requests", "4");
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("rand-read-iops.fio");
+    std::fs::write(
+        &file,
+        "[global]\nioengine=libaio\ndirect=1\nreadwrite=randread\nblocksize=4k\n\
+         [rand-read-iops]\niodepth=32\nfilename=/nonexistent\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let f = file.to_str().unwrap();
+    let args = [
+        "--job",
+        f,
+        &l.dev,
+        "--budget",
+        "30s",
+        "--allow-destructive",
+        "--quiet",
+    ];
+    let (code, stdout, stderr) = study_job(&args, &out);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("job-study.json")).unwrap()).unwrap();
+    let held = doc["held"].as_array().expect("what holds the job, judged");
+    let s = &held[0]["saturation"];
+    assert_eq!(s["limit"], "device_queue", "{stdout}");
+    assert_eq!(s["setting"]["value"], "4", "{s}");
+    let path = format!("/sys/block/{disk}/queue/nr_requests");
+    assert_eq!(s["setting"]["path"], path.as_str(), "{s}");
+    assert!(stdout.contains(&path), "{stdout}");
+    // Each run of the job is kept as the device study keeps a point.
+    let points = doc["points"].as_array().unwrap();
+    assert!(points.iter().any(|p| p["id"] == "qd-32#3"), "{points:?}");
+}

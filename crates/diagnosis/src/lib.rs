@@ -59,7 +59,7 @@ pub mod capacity;
 pub mod combination;
 pub mod combination_files;
 pub mod curve;
-mod estimate;
+pub mod estimate;
 mod fact_names;
 pub mod facts;
 pub mod figures;

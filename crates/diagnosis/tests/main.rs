@@ -6,6 +6,7 @@
 
 mod cloud_disk;
 mod device_reach;
+mod job_point;
 mod planted;
 mod verdicts;
 

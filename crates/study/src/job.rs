@@ -11,12 +11,9 @@
 //! the job's repeats on the job's own metric ([`crate::job_gain`]), and a
 //! gain counts only beyond the repeats' spread and 10 %.
 //!
-//! What holds the job is named only with positive evidence: a throttle of
-//! the study's control groups that the job's rate reaches (90 % of it or
-//! more), or a change of the application's I/O mechanics that gains
-//! beyond the noise (the job's depth, its parallelism, its engine; never
-//! a change of its workload); otherwise "not identified", with what was
-//! ruled out.
+//! What holds the job is judged by the device study's causes
+//! ([`crate::job_point`]), the variants that keep more in flight being
+//! evidence for them.
 //!
 //! A job the study cannot repeat (`exec_prerun`, `exec_postrun`) is refused
 //! before anything runs. A job longer than its share of the budget runs
@@ -28,16 +25,12 @@ use serde::{Deserialize, Serialize};
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::result::{DirResult, RunResult};
 use ssdready_core::spec::JobSpec;
-use ssdready_diagnosis::limit::caps::Caps;
 
 /// Options whose effect the study cannot repeat run after run.
 const UNREPEATABLE: &[&str] = &["exec_prerun", "exec_postrun"];
 
 /// A gain of a variant counts from this share up (and beyond the spread).
 pub const GAIN_PCT: f64 = 10.0;
-
-/// A throttle holds the job when the job's rate is this share of it.
-pub const AT_THROTTLE: f64 = 0.9;
 
 /// Why a job file cannot be studied.
 #[derive(Debug, thiserror::Error)]
@@ -640,59 +633,6 @@ pub fn median_spread(rates: &[f64]) -> Option<(f64, f64)> {
     Some((mid, spread))
 }
 
-/// What holds the job: the findings with positive evidence, else "not
-/// identified" with what was ruled out.
-pub fn holds(
-    caps: &Caps,
-    figures: &RunFigures,
-    variants: &[VariantResult],
-    own: &JobSpec,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for (reads, dir) in [
-        (true, &figures.together.read),
-        (false, &figures.together.write),
-    ] {
-        let bs = mean_block(own, usize::from(!reads)) as u64;
-        let (Some(d), Some((limit, cap))) = (dir, caps.io_limit(reads, bs)) else {
-            continue;
-        };
-        if d.iops >= AT_THROTTLE * limit {
-            out.push(format!(
-                "an I/O throttle: {} on {} holds the job's {} at {:.0} IOPS ({} is {:.0} % of it)",
-                cap.setting.show(),
-                cap.device,
-                if reads { "reads" } else { "writes" },
-                limit,
-                fmt_rate(d.iops),
-                100.0 * d.iops / limit
-            ));
-        }
-    }
-    // Only the application's mechanics: a change of its workload holds
-    // nothing of the job's.
-    for v in variants.iter().filter(|v| {
-        v.beyond_noise
-            && v.gain_pct.is_some_and(|g| g > 0.0)
-            && crate::job_gain::mechanic(&v.option)
-    }) {
-        out.push(format!(
-            "the job's own choice: {} gains {} (set {} in the job; {})",
-            v.what,
-            crate::job_gain::gain_words(v),
-            v.option,
-            v.asks
-        ));
-    }
-    if out.is_empty() {
-        out.push(
-            "not identified: no throttle of the study's groups is reached, and no change of the application's I/O mechanics gains beyond the noise"
-                .into(),
-        );
-    }
-    out
-}
-
 /// A rate-limited job's question is its latency at that load: for each
 /// job and direction with `rate_iops` or `rate`, whether the job reached
 /// the rate it asked (95 % of it, all its workers together) and its p99
@@ -734,14 +674,6 @@ pub fn rates(r: &RunResult) -> Vec<String> {
         }
     }
     out
-}
-
-fn fmt_rate(iops: f64) -> String {
-    match iops {
-        x if x >= 1e6 => format!("{:.2}M", x / 1e6),
-        x if x >= 1e4 => format!("{:.1}K", x / 1e3),
-        x => format!("{x:.0}"),
-    }
 }
 
 /// The request that runs `sections`.

@@ -9,6 +9,7 @@ use crate::job_best::{self, Best};
 use crate::job_capacity;
 use crate::job_gain;
 use crate::job_levers::Planned;
+use crate::job_point::{self, Held, Kind};
 use crate::job_trials::{self, Host, HostSection};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -82,8 +83,18 @@ pub struct JobDoc {
     pub best: Option<Best>,
     /// What can cap the study's I/O on this host, read before its runs.
     pub limits: Vec<String>,
-    /// What holds the job, each with its evidence (or "not identified").
+    /// What holds the job, each with its evidence (or "not identified"),
+    /// in lines: [`JobDoc::held`]'s words.
     pub holds: Vec<String>,
+    /// What holds the job as the device study's causes judge it, the
+    /// job's reads and writes apart where it does both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
+    /// The job's runs as the device study keeps its points (their figures
+    /// and what was read around them, the results left out): what
+    /// [`JobDoc::held`] was judged from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<ssdready_measured::record::RunRecord>,
     pub notes: Vec<String>,
     pub interrupted: bool,
     /// Why no repeat of the job ran, when none did.
@@ -143,58 +154,19 @@ impl<'a> HostPlan<'a> {
 pub fn execute(
     doc: &mut JobDoc,
     sections: &[Section],
-    caps: &ssdready_diagnosis::limit::caps::Caps,
+    judge: &job_point::Judge,
     (run, host): (&mut RunFn, &mut HostPlan),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
-    for i in 0..REPEATS {
-        if stop.load(Relaxed) {
-            doc.interrupted = true;
-            return;
-        }
-        tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
-        match run(&job::request(sections, stop)) {
-            Ok(r) => {
-                if i == 0 {
-                    doc.rates = job::rates(&r);
-                }
-                doc.repeats.push(RunFigures::of(&r))
-            }
-            Err(e) => {
-                doc.error = Some(e.message().to_string());
-                return;
-            }
-        }
-    }
-    if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
-        tell("the job once more, its latency split and its CPU profiled by layer".into());
-        let mut r = job::request(sections, stop);
-        (r.decompose, r.profile) = (Some(true), true);
-        match run(&r) {
-            Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
-            Err(e) => doc
-                .notes
-                .push(format!("the instrumented run failed: {}", e.message())),
-        }
-    }
-    let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
-    let Some((median, spread)) = job::median_spread(&rates) else {
+    let mut points = job_point::Points::new(&mut *run, sections, judge, stop);
+    let measured = measure(doc, sections, &mut points, stop, tell);
+    doc.points = std::mem::take(&mut points.records);
+    drop(points);
+    doc.held = judge.judge(&doc.points, sections);
+    doc.holds = job_point::words(&doc.held);
+    if !measured {
         return;
-    };
-    (doc.median_iops, doc.spread_pct) = (median, spread);
-    let base = job_gain::baseline(&doc.repeats, sections);
-    for v in job::variants(sections) {
-        if stop.load(Relaxed) {
-            doc.interrupted = true;
-            break;
-        }
-        tell(format!("the job with {}", v.what));
-        let r = variant(&v, run, stop, &base);
-        match v.workload {
-            true => doc.different_workloads.push(r),
-            false => doc.variants.push(r),
-        }
     }
     if !stop.load(Relaxed) {
         let (planned, untested) = (
@@ -213,18 +185,65 @@ pub fn execute(
             .notes
             .push(format!("the device's ceiling for the job's mix: {e}")),
     }
-    let mid = doc
-        .repeats
-        .iter()
-        .min_by(|a, b| {
-            (a.iops() - median)
-                .abs()
-                .total_cmp(&(b.iops() - median).abs())
-        })
-        .cloned()
-        .unwrap_or_default();
-    let own = job::spec(sections, first_job(sections));
-    doc.holds = job::holds(caps, &mid, &doc.variants, &own);
+}
+
+/// The job's repeats, its instrumented run (root) and its variants, each
+/// a point of the study's through `points`; false where the job as
+/// written did not run to the end of its repeats.
+fn measure(
+    doc: &mut JobDoc,
+    sections: &[Section],
+    points: &mut job_point::Points,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> bool {
+    for i in 0..REPEATS {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            return false;
+        }
+        tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
+        match points.run(Kind::Repeat(i), sections, &job::request(sections, stop)) {
+            Ok(r) => {
+                if i == 0 {
+                    doc.rates = job::rates(&r);
+                }
+                doc.repeats.push(RunFigures::of(&r))
+            }
+            Err(e) => {
+                doc.error = Some(e);
+                return false;
+            }
+        }
+    }
+    if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
+        tell("the job once more, its latency split and its CPU profiled by layer".into());
+        let mut r = job::request(sections, stop);
+        (r.decompose, r.profile) = (Some(true), true);
+        match points.run(Kind::Instrumented, sections, &r) {
+            Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
+            Err(e) => doc.notes.push(format!("the instrumented run failed: {e}")),
+        }
+    }
+    let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
+    let Some((median, spread)) = job::median_spread(&rates) else {
+        return false;
+    };
+    (doc.median_iops, doc.spread_pct) = (median, spread);
+    let base = job_gain::baseline(&doc.repeats, sections);
+    for (i, v) in job::variants(sections).iter().enumerate() {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        tell(format!("the job with {}", v.what));
+        let r = variant(v, (points, i), stop, &base);
+        match v.workload {
+            true => doc.different_workloads.push(r),
+            false => doc.variants.push(r),
+        }
+    }
+    true
 }
 
 /// Every change that gained beyond the noise, together — the job's own
@@ -358,14 +377,11 @@ pub fn host_files(
     job_best::host_files(b, &h.trials, &at, &date, limits)
 }
 
-fn first_job(sections: &[Section]) -> usize {
-    sections.iter().position(|s| !s.global).unwrap_or(0)
-}
-
-/// One variant, run once and set against the job's repeats.
+/// One variant (the `i`th), run once as a point of the study's and set
+/// against the job's repeats.
 fn variant(
     v: &Variant,
-    run: &mut RunFn,
+    (points, i): (&mut job_point::Points, usize),
     stop: &Arc<AtomicBool>,
     base: &[job_gain::DirBase],
 ) -> VariantResult {
@@ -375,9 +391,10 @@ fn variant(
         asks: v.asks.clone(),
         ..Default::default()
     };
-    match run(&job::request(&v.sections, stop)) {
+    let request = job::request(&v.sections, stop);
+    match points.run(Kind::Variant(i), &v.sections, &request) {
         Ok(r) => out.figures = Some(RunFigures::of(&r)),
-        Err(e) => out.error = Some(e.message().to_string()),
+        Err(e) => out.error = Some(e),
     }
     job_gain::judge_variant(&mut out, base);
     out

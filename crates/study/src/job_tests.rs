@@ -1,6 +1,6 @@
 //! The job as the study's point: refusals, the run length, the variants
-//! (one thing changed each), the figures per job and together, and what
-//! holds the job from recorded figures.
+//! (one thing changed each), the figures per job and together, and a
+//! rate-limited job's rates, from recorded figures.
 
 use super::*;
 use ssdready_core::result::JobResult;
@@ -279,43 +279,6 @@ fn a_variant_gains_only_beyond_the_spread_and_ten_percent() {
     assert!(v.beyond_noise, "{v:?}");
     crate::job_gain::judge_variant(&mut v, &wide);
     assert!(!v.beyond_noise);
-}
-
-#[test]
-fn a_throttle_the_job_reaches_is_named_and_a_deeper_queue_that_gains_is_the_jobs_own_choice() {
-    use ssdready_diagnosis::limit::caps::{IoCap, IoKind, Setting};
-    let mut caps = Caps::default();
-    caps.io.push(IoCap {
-        kind: IoKind::ReadIops,
-        value: 8000.0,
-        device: "loop3".into(),
-        setting: Setting {
-            name: "blkio.throttle.read_iops_device".into(),
-            value: "7:3 8000".into(),
-            path: "/sys/fs/cgroup/blkio/app/blkio.throttle.read_iops_device".into(),
-        },
-    });
-    let f = RunFigures::of(&result(&[(7900.0, 3000.0)]));
-    let deeper = VariantResult {
-        what: "iodepth ×2 (16 → 32)".into(),
-        option: "iodepth=32".into(),
-        gain_pct: Some(40.0),
-        beyond_noise: true,
-        ..Default::default()
-    };
-    let own = spec(&oltp(), 1);
-    let h = holds(&caps, &f, std::slice::from_ref(&deeper), &own);
-    assert!(
-        h[0].starts_with("an I/O throttle") && h[0].contains("reads"),
-        "{h:?}"
-    );
-    assert!(h[0].contains("7:3 8000"), "{h:?}");
-    assert!(h.iter().any(|x| x.contains("iodepth=32")), "{h:?}");
-    // Far below the throttle and no variant beyond the noise: not identified.
-    let slow = RunFigures::of(&result(&[(2000.0, 900.0)]));
-    let h = holds(&caps, &slow, &[], &own);
-    assert_eq!(h.len(), 1);
-    assert!(h[0].starts_with("not identified"), "{h:?}");
 }
 
 #[test]

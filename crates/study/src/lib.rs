@@ -59,6 +59,7 @@ pub mod job_best;
 pub mod job_capacity;
 pub mod job_gain;
 pub mod job_levers;
+pub mod job_point;
 pub mod job_run;
 pub mod job_trials;
 pub mod jobs;

@@ -267,7 +267,7 @@ pub fn study_job(
     let (sections, text) = read(o)?;
     let target = so.ask.target.as_deref();
     let as_written = job::with_target(&sections, target);
-    let (caps, limits, inv) = self::caps(&as_written);
+    let (_, limits, inv) = self::caps(&as_written);
     // The host's changes only as root and asked, under the devices' locks
     // (held for the study's whole length), through the caller's hands.
     let root = ssdready_io::kdev::is_root();
@@ -307,7 +307,8 @@ pub fn study_job(
     let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
     let both = (&mut each as &mut RunFn, &mut host);
-    job_run::execute(&mut doc, &sections, &caps, both, &so.stop, &mut tell);
+    let judge = crate::job_point::Judge::of(&sections, &inv);
+    job_run::execute(&mut doc, &sections, &judge, both, &so.stop, &mut tell);
     drop(host);
     doc.notes.extend(clocked.note());
     doc.notes.extend(hands.finish());

@@ -23,6 +23,7 @@ pub mod found;
 pub mod group;
 pub mod others;
 pub mod path;
+pub mod point;
 pub mod stacked;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,8 @@ mod tests_apparatus;
 mod tests_group;
 #[cfg(test)]
 mod tests_others;
+#[cfg(test)]
+mod tests_point;
 #[cfg(test)]
 mod tests_stacked;
 #[cfg(test)]

@@ -1,0 +1,174 @@
+//! What holds a point that no sweep drew: the user's own job, run in
+//! repeats as written, beside its variants that keep more I/Os in flight
+//! (a deeper iodepth, more jobs). Its runs carry what a sweep's point
+//! carries (the run's rates and latency, the CPUs' and threads' busy
+//! time and run-queue waits, the device's in-flight and busy time, the
+//! control groups' counters), named as the queue-depth sweep names its
+//! own (`qd-N`, N the job's iodepth; the instrumented run in the sweep
+//! `instrumented`), so that the same causes judge them on the same
+//! evidence against the same caps ([`super::classify_points`]).
+//!
+//! The job's variants are evidence, not causes: where every variant that
+//! kept more in flight gained less than a doubling of depth must
+//! ([`MORE_IN_FLIGHT_PCT`]), the rate stopped growing with depth — what
+//! the device study reads from its curve's last doublings.
+
+use super::caps::Caps;
+use super::{classify_points, Cause, Saturation};
+use crate::curve::curve_of;
+use crate::estimate::{estimate, Estimate};
+use crate::fact_names::{Fact, Value};
+use crate::figures::{DeviceLimit, Figures};
+use crate::levers::{candidates, Context, Lever, Point};
+use ssdready_core::units::fmt_count;
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
+
+/// A variant keeping more I/Os in flight that gains less than this,
+/// percent, bought nothing: the queue-depth sweep's stop rule.
+pub const MORE_IN_FLIGHT_PCT: f64 = 5.0;
+
+/// The I/Os a run kept in flight (depth × threads).
+fn in_flight(r: &RunRecord) -> u32 {
+    r.workload.qd.max(1) * r.workload.threads.max(1)
+}
+
+/// What holds the job whose repeats are the runs of point `qd-{qd}`:
+/// `runs` holds them, its instrumented run if any, and the runs of its
+/// variants (other depths as `qd-N`, other points under other names), each
+/// a record as the device study keeps it.
+pub fn classify_job(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    qd: u32,
+    machine: &Machine,
+    caps: &Caps,
+) -> Saturation {
+    let ok = || runs.iter().filter(|r| r.error.is_none() && !r.instrumented);
+    let curve = curve_of(runs, "qd", &depths(runs));
+    let Some(own) = curve.iter().find(|c| c.qd == qd).cloned() else {
+        return Saturation {
+            part: "no run of the job as written completed".into(),
+            ..Default::default()
+        };
+    };
+    let best = curve.iter().map(|c| c.iops).fold(0.0, f64::max);
+    let point = crate::curve::point_at("qd", qd);
+    let mine = ok().find(|r| r.point == point).map_or(0, in_flight);
+    let more: Vec<&RunRecord> = ok().filter(|r| in_flight(r) > mine).collect();
+    let gained = |r: &&RunRecord| r.summary.iops >= (1.0 + MORE_IN_FLIGHT_PCT / 100.0) * own.iops;
+    let saturated = !more.is_empty() && !more.iter().any(gained);
+    let bought_nothing = saturated.then(|| nothing_bought(&more, mine, own.iops));
+    let f = Figures {
+        knee_qd: curve.iter().find(|c| c.iops >= 0.9 * best).map(|c| c.qd),
+        saturated,
+        device_limit: DeviceLimit {
+            basis: ssdready_measured::basis::HIGHEST_MEASURED.into(),
+            iops: Some(best),
+            ..Default::default()
+        },
+        peak: Some(own),
+        qd_curve: curve,
+        ..Default::default()
+    };
+    let mut s = classify_points(t, runs, &f, machine, caps, "qd");
+    if let Some(line) = bought_nothing.filter(|_| s.limit != Cause::NotIdentified) {
+        s.evidence.push(line);
+    }
+    s
+}
+
+/// `more in flight bought nothing: qd-128 (128 in flight) 91.0K IOPS, … against
+/// 98.2K IOPS with 64 as written`.
+fn nothing_bought(more: &[&RunRecord], mine: u32, own: f64) -> String {
+    let each: Vec<String> = more
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({} in flight) {} IOPS",
+                r.id,
+                in_flight(r),
+                fmt_count(r.summary.iops)
+            )
+        })
+        .collect();
+    format!(
+        "more I/Os in flight bought nothing: {} against {} IOPS with {mine} as written",
+        each.join(", "),
+        fmt_count(own)
+    )
+}
+
+/// What lifting the cause that holds the job may buy, by the device
+/// study's estimates ([`crate::estimate`]): the largest that any lever
+/// named for the cause gives at the job's point `p`, read from the job's
+/// own runs (its depths' rates, the device's requests held, the threads'
+/// wait for a CPU) in the context `cx` (the device's queue as read, the
+/// limits inventory). None where no measurement says.
+pub fn cost(
+    s: &Saturation,
+    runs: &[RunRecord],
+    (levers, cx, p): (&[Lever], &Context, &Point),
+) -> Option<Estimate> {
+    let mut cx = cx.clone();
+    cx.cause = s.limit;
+    cx.peak_iops = Some(s.iops);
+    cx.cpu_wait_pct = s.cpu_wait_pct;
+    cx.curve = curve_of(runs, "qd", &depths(runs))
+        .iter()
+        .map(|c| (c.qd, c.iops))
+        .collect();
+    if let Some(n) = s.device_in_flight {
+        let at = Fact::of(Value::Num(n), "count", s.runs.clone());
+        cx.facts.insert("device_in_flight_peak".into(), at);
+    }
+    levers
+        .iter()
+        .filter(|l| l.causes.contains(&s.limit))
+        .flat_map(|l| {
+            candidates(l, &cx, p)
+                .into_iter()
+                .filter_map(|c| estimate(l, &cx, p, &c))
+                .collect::<Vec<_>>()
+        })
+        .max_by(|a, b| a.pct.total_cmp(&b.pct))
+}
+
+/// The depths of the job's runs named as the queue-depth sweep's.
+fn depths(runs: &[RunRecord]) -> Vec<u32> {
+    let mut qds: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd" && r.error.is_none() && !r.instrumented)
+        .map(|r| r.workload.qd)
+        .collect();
+    qds.sort_unstable();
+    qds.dedup();
+    qds
+}
+
+/// What holds the job, in lines: the cause with its part, the setting to
+/// change, its evidence and the causes that also held; or "not
+/// identified" with what was ruled out. `label` names the direction
+/// (`reads`) where a job's are judged apart, else empty.
+pub fn words(s: &Saturation, label: &str) -> Vec<String> {
+    let at = match label.is_empty() {
+        true => String::new(),
+        false => format!("{label}: "),
+    };
+    if s.limit == Cause::NotIdentified {
+        return vec![format!("{at}not identified: {}", s.part)];
+    }
+    let mut out = vec![format!("{at}{}: {}", s.limit, s.part)];
+    if let Some(set) = &s.setting {
+        out.push(format!(
+            "  the setting: {} = {} ({})",
+            set.name, set.value, set.path
+        ));
+    }
+    out.extend(s.evidence.iter().map(|e| format!("  evidence: {e}")));
+    out.extend(
+        s.also_held
+            .iter()
+            .map(|a| format!("  also held: {}", a.words())),
+    );
+    out
+}

@@ -1,0 +1,161 @@
+//! The user's job judged by the device study's causes: its repeats and
+//! its variants made up as the runs of a real job would record them.
+
+use super::caps::Caps;
+use super::point::{classify_job, words};
+use super::tests::{machine, queue_of, ruled, run, target};
+use super::Cause;
+use ssdready_measured::record::{RunRecord, TargetKind};
+
+/// The job's repeats at its depth (`qd-N`, `qd-N#2`, …), each a run of
+/// `run`'s shape at the IOPS given.
+fn repeats(qd: u32, iops: &[f64], thread: f64, cpus: f64, held: f64) -> Vec<RunRecord> {
+    iops.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let id = match i {
+                0 => format!("qd-{qd}"),
+                n => format!("qd-{qd}#{}", n + 1),
+            };
+            let mut r = run(&id, qd, *x, thread, cpus, held);
+            r.repeat = i as u32 + 1;
+            r
+        })
+        .collect()
+}
+
+/// The job with twice its jobs: the same depth, two threads.
+fn two_jobs(qd: u32, iops: f64, thread: f64, cpus: f64, held: f64) -> RunRecord {
+    let mut r = run("numjobs-x2", qd, iops, thread, cpus, held);
+    (r.point, r.sweep, r.workload.threads) = ("numjobs-x2".into(), "job".into(), 2);
+    r
+}
+
+#[test]
+fn a_job_that_wants_32_ios_behind_a_4_request_queue_is_held_by_the_devices_queue() {
+    // kbench's random reads at QD 32 on a loop device with nr_requests 4:
+    // the device held about 4, and neither depth nor a second job moved
+    // the rate.
+    let mut runs = repeats(32, &[61_000.0, 60_000.0, 59_500.0], 30.0, 40.0, 3.9);
+    runs.push(run("qd-16", 16, 59_000.0, 30.0, 40.0, 3.9));
+    runs.push(run("qd-64", 64, 60_500.0, 30.0, 40.0, 3.9));
+    runs.push(run("qd-128", 128, 60_800.0, 30.0, 40.0, 3.9));
+    runs.push(two_jobs(32, 61_200.0, 30.0, 45.0, 3.9));
+    let caps = queue_of(4, "loop3");
+    let t = target(TargetKind::RamDevice);
+    let s = classify_job(&t, &runs, 32, &machine(), &caps);
+    assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
+    let set = s.setting.as_ref().expect("the queue's setting");
+    assert_eq!(set.value, "4");
+    assert_eq!(set.path, "/sys/block/loop3/queue/nr_requests");
+    assert_eq!(s.repeats.len(), 3);
+    assert!(s.repeats_agree, "{:?}", s.repeats);
+    let lines = words(&s, "");
+    assert!(lines[0].starts_with("the device's queue: "), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("/sys/block/loop3/queue/nr_requests")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("more I/Os in flight bought nothing")),
+        "{lines:?}"
+    );
+    // The same runs under a queue of 64 requests: the queue is not it.
+    let s = classify_job(&t, &runs, 32, &machine(), &queue_of(64, "loop3"));
+    assert_ne!(s.limit, Cause::DeviceQueue, "{s:?}");
+}
+
+/// A job of 4 KiB random reads at QD 64 on a virtio disk answering at its
+/// own rate: the disk holding about 60 of 64, busy 99 %, the submitting
+/// thread a quarter busy; `deeper` is what iodepth ×2 and ×4 gave.
+fn virtio_job(deeper: [f64; 2]) -> Vec<RunRecord> {
+    let mut runs = repeats(64, &[98_200.0, 91_000.0, 99_700.0], 24.0, 30.0, 60.0);
+    runs.push(run("qd-32", 32, 86_000.0, 22.0, 28.0, 30.0));
+    runs.push(run("qd-128", 128, deeper[0], 25.0, 30.0, 120.0));
+    runs.push(run("qd-256", 256, deeper[1], 25.0, 30.0, 240.0));
+    runs.push(two_jobs(64, 94_300.0, 20.0, 35.0, 120.0));
+    for r in &mut runs {
+        r.summary.disk.as_mut().unwrap().name = "vda".into();
+        r.summary.disk.as_mut().unwrap().util_pct = 99.0;
+    }
+    runs
+}
+
+#[test]
+fn a_job_on_a_virtio_disk_at_its_rate_is_a_rate_limit_below_this_host() {
+    let caps = Caps {
+        unseen: Some("a virtio disk: its backend's limits are not visible from this host".into()),
+        ..Default::default()
+    };
+    let t = target(TargetKind::BlockDevice);
+    // Depth ×2 −7 %, ×4 −13.5 %: depth bought nothing.
+    let s = classify_job(&t, &virtio_job([91_300.0, 84_900.0]), 64, &machine(), &caps);
+    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
+    assert!(s.part.contains("between it and this host"), "{}", s.part);
+    assert!(
+        s.evidence.iter().any(|e| e.contains("24 % busy")),
+        "{:?}",
+        s.evidence
+    );
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("qd-128 (128 in flight)")),
+        "{:?}",
+        s.evidence
+    );
+    assert_eq!(s.iops, 99_700.0);
+    // Where depth ×2 bought 40 %, the rate still grew: no limit below.
+    let s = classify_job(
+        &t,
+        &virtio_job([140_000.0, 150_000.0]),
+        64,
+        &machine(),
+        &caps,
+    );
+    assert_ne!(s.limit, Cause::BelowHost, "{s:?}");
+    let b = ruled(&s, Cause::BelowHost);
+    assert!(b.why.contains("still grew"), "{}", b.why);
+}
+
+#[test]
+fn a_job_with_nothing_binding_is_not_identified_with_what_was_ruled_out() {
+    // QD 8 on an idle host and a device half busy, depth ×2 gaining 80 %.
+    let mut runs = repeats(8, &[20_000.0, 20_500.0, 19_800.0], 20.0, 25.0, 7.5);
+    for r in &mut runs {
+        r.summary.disk.as_mut().unwrap().util_pct = 60.0;
+    }
+    runs.push(run("qd-16", 16, 36_000.0, 30.0, 35.0, 15.0));
+    let t = target(TargetKind::BlockDevice);
+    let s = classify_job(&t, &runs, 8, &machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::NotIdentified, "{s:?}");
+    assert!(
+        s.part.contains("no candidate had positive evidence"),
+        "{}",
+        s.part
+    );
+    for c in [Cause::BelowHost, Cause::DeviceQueue, Cause::IoThrottle] {
+        assert!(!ruled(&s, c).why.is_empty());
+    }
+    let lines = words(&s, "reads");
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("reads: not identified: "), "{lines:?}");
+    assert!(
+        lines[0].contains("a rate limit below this host: "),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_job_whose_repeats_all_failed_says_so() {
+    let mut runs = repeats(8, &[20_000.0], 20.0, 25.0, 7.5);
+    runs[0].error = Some("the device went away".into());
+    let t = target(TargetKind::BlockDevice);
+    let s = classify_job(&t, &runs, 8, &machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::NotIdentified);
+    assert_eq!(s.part, "no run of the job as written completed");
+}

@@ -1,0 +1,112 @@
+//! The job's runs kept as the device study's points: the job as written
+//! and its depths as the queue-depth sweep's, any other variant apart, a
+//! failed run with its reason; a job that reads and writes judged on each
+//! direction's rate.
+
+use super::*;
+use ssdready_core::options::RawOption;
+use ssdready_measured::summary::PointSummary;
+
+fn job(depth: &str, jobs: &str) -> Vec<Section> {
+    let o = |k: &str, v: &str| RawOption {
+        key: k.into(),
+        value: Some(v.into()),
+        at: None,
+    };
+    vec![Section {
+        name: "j".into(),
+        global: false,
+        options: vec![
+            o("ioengine", "libaio"),
+            o("rw", "randread"),
+            o("iodepth", depth),
+            o("numjobs", jobs),
+            o("filename", "/dev/null"),
+        ],
+    }]
+}
+
+#[test]
+fn the_jobs_runs_are_named_as_the_device_studys_points() {
+    let judge = Judge {
+        target: None,
+        machine: Machine::default(),
+        caps: Caps::default(),
+        context: Context::default(),
+    };
+    let mut answers = vec![
+        Err(ssdready_run::Failure::Runtime(
+            "the device went away".into(),
+        )),
+        Ok(RunResult::default()),
+        Ok(RunResult::default()),
+        Ok(RunResult::default()),
+    ];
+    let mut run = move |_: &RunRequest| answers.pop().expect("four runs");
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = job("16", "1");
+    let mut p = Points::new(&mut run, &written, &judge, &stop);
+    let req = RunRequest::new(stop.clone());
+    for (kind, s) in [
+        (Kind::Repeat(0), job("16", "1")),
+        (Kind::Repeat(1), job("16", "1")),
+        (Kind::Variant(0), job("32", "1")),
+    ] {
+        assert!(p.run(kind, &s, &req).is_ok());
+    }
+    let e = p.run(Kind::Variant(1), &job("16", "2"), &req).unwrap_err();
+    assert!(e.contains("went away"), "{e}");
+    let ids: Vec<(&str, &str, &str)> = p
+        .records
+        .iter()
+        .map(|r| (r.id.as_str(), r.point.as_str(), r.sweep.as_str()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("qd-16", "qd-16", "qd"),
+            ("qd-16#2", "qd-16", "qd"),
+            ("qd-32", "qd-32", "qd"),
+            ("variant-1", "variant-1", "job"),
+        ]
+    );
+    assert_eq!(p.records[3].workload.threads, 2);
+    assert_eq!(p.records[3].error.as_deref(), Some("the device went away"));
+    assert!(p.records[..3].iter().all(|r| r.error.is_none()));
+    // No target detected: not identified, and why.
+    let lines = words(&judge.judge(&p.records, &written));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("not identified: the job's target"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_job_that_reads_and_writes_is_judged_on_each_directions_rate() {
+    let r = RunRecord {
+        workload: Workload {
+            rw: "randrw".into(),
+            ..Default::default()
+        },
+        summary: PointSummary {
+            iops: 1000.0,
+            read_iops: 700.0,
+            write_iops: 300.0,
+            bw_bytes_per_s: 4_096_000.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let d = directions(std::slice::from_ref(&r));
+    assert_eq!(d.len(), 2);
+    let (label, runs) = &d[1];
+    assert_eq!(*label, "writes");
+    assert_eq!(runs[0].workload.rw, "randwrite");
+    assert_eq!(runs[0].summary.iops, 300.0);
+    assert!((runs[0].summary.bw_bytes_per_s - 1_228_800.0).abs() < 1e-6);
+    let mut reads_only = r.clone();
+    reads_only.summary.write_iops = 0.0;
+    let d = directions(&[reads_only]);
+    assert_eq!((d.len(), d[0].0), (1, ""));
+}
