@@ -761,3 +761,28 @@ fn late_reaps_on_a_cpu_the_hypervisor_took_are_not_named_completions() {
     let c = ruled(&s, Cause::Completions);
     assert!(c.why.contains("the hypervisor took 62 %"), "{}", c.why);
 }
+
+#[test]
+fn a_small_queue_its_idle_thread_waits_for_reads_under_full_and_is_still_the_queue() {
+    // nr_requests = 4 under QD 32 and QD 128: the device held 2 of its 4
+    // at both depths while the thread that fills it was 40 % busy (it
+    // slept for each free request, and the queue drained while it woke).
+    let caps = queue_of(4, "loop3");
+    let judged = |busy: f64| {
+        let peak = run("qd-32", 32, 65_000.0, busy, 45.0, 1.96);
+        let deep = run("qd-128", 128, 62_000.0, busy, 45.0, 2.0);
+        let t = target(TargetKind::RamDevice);
+        let mut f = figures(&peak, true);
+        f.knee_qd = Some(4);
+        f.qd_curve = curve(&[(32, 65_000.0), (128, 62_000.0)]);
+        classify(&t, &[peak, deep], &f, &machine(), &caps)
+    };
+    let s = judged(40.0);
+    assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
+    // The same half-full queue beside a thread busy all the time: the
+    // thread could not fill it, and the queue is not named.
+    let s = judged(95.0);
+    assert_ne!(s.limit, Cause::DeviceQueue, "{s:?}");
+    let q = ruled(&s, Cause::DeviceQueue);
+    assert!(q.why.contains("held 2.0"), "{}", q.why);
+}
