@@ -502,7 +502,7 @@ mod tests {
     use super::*;
     use crate::config::Params;
 
-    fn req(slot: u32, ddir: Ddir, offset: u64) -> IoReq {
+    pub(super) fn req(slot: u32, ddir: Ddir, offset: u64) -> IoReq {
         IoReq {
             slot,
             file: 0,
@@ -512,7 +512,7 @@ mod tests {
         }
     }
 
-    fn device(spec: &str) -> Arc<SharedDevice> {
+    pub(super) fn device(spec: &str) -> Arc<SharedDevice> {
         SharedDevice::new(Params::parse(spec).unwrap(), Clock::calibrate()).unwrap()
     }
 

@@ -99,17 +99,33 @@ pub fn mount_fuse(dev: &File, dir: &Path, source: &str) -> io::Result<()> {
         "fd={},rootmode=40000,user_id=0,group_id=0,max_read=1048576",
         dev.as_raw_fd()
     );
-    let (src, target) = (CString::new(source)?, cpath(dir)?);
-    let (fstype, data) = (CString::new("fuse")?, CString::new(opts)?);
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME;
-    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+    mount(source, dir, "fuse", flags, Some(&opts))
+}
+
+/// mount(2) of a `fstype` file system named `source` on directory `dir`,
+/// with its `data` options when given.
+fn mount(
+    source: &str,
+    dir: &Path,
+    fstype: &str,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> io::Result<()> {
+    let (src, target, fstype) = (CString::new(source)?, cpath(dir)?, CString::new(fstype)?);
+    let data = data.map(CString::new).transpose()?;
+    let data_ptr = data
+        .as_ref()
+        .map_or(std::ptr::null(), |d| d.as_ptr().cast());
+    // SAFETY: every pointer is a NUL-terminated string that outlives the
+    // call, or null for no data.
     cvt(unsafe {
         libc::mount(
             src.as_ptr(),
             target.as_ptr(),
             fstype.as_ptr(),
             flags,
-            data.as_ptr().cast(),
+            data_ptr,
         )
     })?;
     Ok(())
@@ -299,24 +315,8 @@ fn child_failed(wr: libc::c_int, step: u8) -> ! {
 /// Mount the FUSE control file system (`fusectl`: one directory per
 /// connection, whose `abort` ends it) on directory `dir` (root only).
 pub fn mount_fusectl(dir: &Path) -> io::Result<()> {
-    let (src, target, fstype) = (
-        CString::new("fusectl")?,
-        cpath(dir)?,
-        CString::new("fusectl")?,
-    );
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    // SAFETY: every pointer is a NUL-terminated string that outlives the
-    // call; no data argument.
-    cvt(unsafe {
-        libc::mount(
-            src.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            flags,
-            std::ptr::null(),
-        )
-    })?;
-    Ok(())
+    mount("fusectl", dir, "fusectl", flags, None)
 }
 
 /// Unbind loop device `path` from its backing file (`LOOP_CLR_FD`; the

@@ -1,22 +1,8 @@
 //! A worker's reads on its own lanes of the device (the engine's side of
 //! [`crate::device::queue_reads`]).
 
+use super::tests::{device, req};
 use super::*;
-use crate::config::Params;
-
-fn req(slot: u32, ddir: Ddir, offset: u64) -> IoReq {
-    IoReq {
-        slot,
-        file: 0,
-        ddir,
-        offset,
-        len: 4096,
-    }
-}
-
-fn device(spec: &str) -> Arc<SharedDevice> {
-    SharedDevice::new(Params::parse(spec).unwrap(), Clock::calibrate()).unwrap()
-}
 
 #[test]
 fn workers_read_on_their_own_queue_pairs_without_a_device_wide_lock() {
