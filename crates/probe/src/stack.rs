@@ -140,9 +140,9 @@ fn layer(s: Sys, name: &str, tables: TableReader) -> StackLayer {
         // md and device-mapper pass bios on: their nr_requests admits
         // nothing; only a device below with its own queue has one.
         nr_requests: kind_is_leaf
-            .then(|| s.read(&format!("{class}/queue/nr_requests")))
+            .then(|| crate::queue_dir::read(s, name).settings.nr_requests)
             .flatten()
-            .and_then(|v| v.parse().ok()),
+            .and_then(|v| u32::try_from(v).ok()),
     }
 }
 

@@ -205,6 +205,34 @@ fn assert_crypt_named_secret(kind: &LayerKind) {
 }
 
 #[test]
+fn only_a_physical_device_has_a_request_queue_size_read_from_its_queue_directory() {
+    let f = raid();
+    f.file(
+        "/sys/devices/virtual/block/nullb0/queue/nr_requests",
+        "64\n",
+    )
+    .file("/sys/devices/virtual/block/md0/queue/nr_requests", "128\n")
+    .file(
+        "/sys/devices/pci0000:00/host0/block/sda/queue/nr_requests",
+        "not a number\n",
+    );
+    let s = stack_at(f.sys(), 9, 0, &tables).unwrap();
+    let of = |name: &str| {
+        s.layers
+            .iter()
+            .find(|l| l.disk == name)
+            .unwrap()
+            .nr_requests
+    };
+    assert_eq!(of("nullb0"), Some(64));
+    // md passes bios on: its nr_requests admits nothing.
+    assert_eq!(of("md0"), None);
+    // A text that is not a number, or no file, is no size.
+    assert_eq!(of("sda"), None);
+    assert_eq!(of("nullb1"), None);
+}
+
+#[test]
 fn a_table_that_cannot_be_read_is_said_with_why() {
     let f = raid();
     let s = stack_at(f.sys(), 252, 2, &tables).unwrap();
