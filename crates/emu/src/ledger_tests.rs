@@ -145,3 +145,40 @@ fn a_frame_older_than_the_ledger_keeps_is_full() {
     let end = lane.reserve(&link, 5 * frame_ns, 64, 0);
     assert_eq!(end, 6 * frame_ns + 64, "moved out of the gone frame");
 }
+
+#[test]
+fn credit_spent_without_a_look_at_the_ledger_is_exactly_what_was_booked() {
+    // 160 commands of 64 ns in one frame: the lane books a chunk (1,024
+    // ns) at a time and spends each to the last nanosecond, so the frame
+    // holds exactly the commands' work after 10 visits.
+    let link = Ledger::new(1, 64);
+    let mut credit = Credit::default();
+    for i in 0..160 {
+        credit.charge(&link, i * 64, 64).unwrap();
+    }
+    assert_eq!(link.booked_at(0), 160 * 64);
+    assert_eq!(credit.visits(), 10);
+}
+
+#[test]
+fn a_command_across_the_end_of_the_frame_spent_from_last_is_charged_to_both() {
+    // Spent from frame 0, then a command that ends 32 ns into frame 1:
+    // its part in frame 1 is booked there, and what frame 0 has left goes
+    // back, so frame 0 holds exactly what was spent in it.
+    let link = Ledger::new(1, 64);
+    let (frame_ns, _) = link.frame();
+    let mut credit = Credit::default();
+    credit.charge(&link, 0, 64).unwrap();
+    credit.charge(&link, frame_ns - 32, 64).unwrap();
+    assert_eq!(link.booked_at(0), 96);
+    assert!(link.booked_at(frame_ns) >= 32);
+    // The next command in frame 1 spends frame 1's credit: no more booked.
+    let booked = link.booked_at(frame_ns);
+    credit.charge(&link, frame_ns + 64, 64).unwrap();
+    assert_eq!(link.booked_at(frame_ns), booked);
+    // A command back in frame 0 (still held, its credit given back) books
+    // there again rather than spending frame 1's.
+    credit.charge(&link, 200, 64).unwrap();
+    assert!(link.booked_at(0) >= 96 + 64);
+    assert_eq!(link.booked_at(frame_ns), booked);
+}
