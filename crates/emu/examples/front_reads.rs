@@ -1,6 +1,6 @@
 //! A fixed number of 4 KiB random reads through the emulator's real-time
 //! front, for counting its instructions per read with valgrind
-//! (`bench/emu-instructions.sh`): the drive is written whole first (so
+//! (`INSTR=1 bench/emu-scaling.sh`): the drive is written whole first (so
 //! that every read reaches a die), then each of WORKERS threads reads
 //! READS times at QD 32 on its own engine, as a worker of `ssdready run`
 //! does (queue the free slots, then wait for at least one completion).
