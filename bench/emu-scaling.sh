@@ -37,6 +37,19 @@
 #               link_mbps=64000,cpl_ns=5000 (data copied, hybrid
 #               completions).
 #   null, nvme-tlc, or any emu: parameters.
+#
+# INSTR=1 counts instead the instructions per read of the emulator's
+# front at each worker count with valgrind (repeatable on a loaded
+# machine, where timings are not): crates/emu's `front_reads` example
+# (EXAMPLE=path, else target/fast/examples/front_reads, built when
+# missing) reads 20,000 and 60,000 times per worker after the fill, and
+# the difference over the extra reads is the cost of one. Equal counts at
+# 1 and N workers mean no worker waits on another's state (valgrind runs
+# one thread at a time, so what it shows is work, not contention). Each
+# count also says how often a worker's lanes wrote the device's ledgers,
+# natively and under valgrind (which runs about 20 times slower while the
+# ledgers' frames pass in real time, so its figure, and the instructions
+# of those writes, are higher than in a native run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${RUNTIME:-3}
@@ -49,7 +62,9 @@ for w in "${WORKERS[@]}"; do
   [[ $w =~ ^[1-9][0-9]*$ ]] || { echo "emu-scaling: '$w' is not a worker count" >&2; exit 2; }
 done
 command -v python3 > /dev/null || { echo "emu-scaling: needs python3 (to read the runs' JSON)" >&2; exit 2; }
-if [[ -n ${BIN:-} ]]; then
+if [[ -n ${INSTR:-} ]]; then
+  B= # not run: the example instead (below)
+elif [[ -n ${BIN:-} ]]; then
   B=$BIN
 elif [[ -x target/release/ssdready ]]; then
   B=target/release/ssdready
@@ -59,7 +74,6 @@ else
   cargo build --release -q
   B=target/release/ssdready
 fi
-[[ -x $B ]] || { echo "emu-scaling: no binary at $B" >&2; exit 2; }
 spec() { # a preset's name, or the parameters it stands for
   case $1 in
     flash-poll) echo "nvme-tlc,read_ns=2000,fw_cmd_ns=200,link_mbps=64000,channel_mbps=64000,nocopy=1,completion=poll" ;;
@@ -67,6 +81,29 @@ spec() { # a preset's name, or the parameters it stands for
     *) echo "$1" ;;
   esac
 }
+if [[ -n ${INSTR:-} ]]; then
+  command -v valgrind > /dev/null || { echo "emu-scaling: INSTR=1 needs valgrind" >&2; exit 2; }
+  X=${EXAMPLE:-target/fast/examples/front_reads}
+  [[ -x $X || -n ${EXAMPLE:-} ]] || cargo build --profile fast -q -p ssdready-emu --example front_reads
+  [[ -x $X ]] || { echo "emu-scaling: no example binary at $X" >&2; exit 2; }
+  irefs() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 |
+    sed -n 's/.*I *refs: *//p' | tr -d ,; }
+  visits() { "$@" | sed -n 's/.*; \([0-9.]*\) ledger writes a read/\1/p'; }
+  echo "== emulator instructions per read: $(nproc) CPUs, $(valgrind --version), $(date -u '+%F %H:%M UTC'), $X"
+  for p in $PRESETS; do
+    for w in "${WORKERS[@]}"; do
+      a=$(irefs "$X" 20000 "$w" "$(spec "$p"),size=256m")
+      b=$(irefs "$X" 60000 "$w" "$(spec "$p"),size=256m")
+      native=$(visits "$X" 1000000 "$w" "$(spec "$p"),size=256m")
+      slow=$(valgrind --tool=none "$X" 20000 "$w" "$(spec "$p"),size=256m" 2> /dev/null |
+        sed -n 's/.*; \([0-9.]*\) ledger writes a read/\1/p')
+      echo "   $p QD 32: $w workers $(((b - a) / (40000 * w))) instructions a read;" \
+        "ledger writes a read $native native, $slow under valgrind"
+    done
+  done
+  exit 0
+fi
+[[ -x $B ]] || { echo "emu-scaling: no binary at $B" >&2; exit 2; }
 args() { # preset, workers, seconds: the job's options
   echo "--output-format=json --filename=emu:$(spec "$1"),size=256m" \
     "--name=fill --rw=write --bs=1m --iodepth=4 --size=256m" \

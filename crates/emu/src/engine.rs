@@ -184,6 +184,12 @@ impl EmuEngine {
         })
     }
 
+    /// How many times its lanes wrote the device's ledgers (each a write
+    /// of a cache line other workers may write; [`crate::ledger`]).
+    pub fn ledger_visits(&self) -> u64 {
+        self.lanes.visits()
+    }
+
     /// Keep a read in the submission queue until the doorbell, with its
     /// submission time (now).
     fn enqueue_read(&mut self, req: IoReq) -> Result<(), EngineError> {

@@ -197,12 +197,17 @@ const HELD: usize = 4;
 /// another worker reads. Credit in a frame it stops holding (to hold a
 /// later one) goes back to the ledger, so one queue pair alone books no
 /// more in a frame than its own schedule puts there, and is never moved.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Credit {
     /// (frame + 1, ns left); frame 0 + 1 so that (0, _) is an empty entry.
     held: [(u64, u64); HELD],
-    /// The entry spent from last (where the next command looks first).
+    /// The entry spent from last (where the next command looks first),
     last: usize,
+    /// and the bounds of its frame, `[lo, hi)` ns: a command within them
+    /// that its credit covers is charged without another look (`lo > hi`
+    /// when the entry holds no frame).
+    lo: u64,
+    hi: u64,
     /// The last frame (+ 1) found full, and the part it could not take:
     /// as much or more is not asked for there again (should others give
     /// some back, this queue pair only moves on sooner than it had to).
@@ -210,6 +215,19 @@ pub struct Credit {
     /// How many times it wrote the ledger (each a write of a cache line
     /// other queue pairs write).
     visits: u64,
+}
+
+impl Default for Credit {
+    fn default() -> Credit {
+        Credit {
+            held: [(0, 0); HELD],
+            last: 0,
+            lo: 1,
+            hi: 0,
+            full: (0, 0),
+            visits: 0,
+        }
+    }
 }
 
 impl Credit {
@@ -222,17 +240,26 @@ impl Credit {
     /// overlaps; `Err(t)`: a frame cannot take its part, try again from `t`
     /// (parts already charged to earlier frames are spent: a frame's work
     /// is only ever overstated).
+    #[inline]
     pub fn charge(&mut self, ledger: &Ledger, start: u64, dur: u64) -> Result<(), u64> {
-        if dur == 0 {
-            return Ok(());
-        }
-        let end = start.saturating_add(dur);
-        // Most commands: within one frame, whose credit was spent from last.
-        let e = &mut self.held[self.last];
-        if e.1 >= dur && e.0 == ledger.frame_of(start) + 1 && e.0 == ledger.frame_of(end - 1) + 1 {
+        // Most commands: within the frame whose credit was spent from
+        // last, and covered by it (a few compares, no look at the ledger).
+        let e = &mut self.held[self.last % HELD];
+        if dur <= e.1 && start >= self.lo && start.saturating_add(dur) <= self.hi {
             e.1 -= dur;
             return Ok(());
         }
+        if dur == 0 {
+            return Ok(());
+        }
+        self.charge_frames(ledger, start, dur)
+    }
+
+    /// [`Credit::charge`] where the last frame's credit does not do: each
+    /// frame the reservation overlaps charged its part.
+    #[inline(never)]
+    fn charge_frames(&mut self, ledger: &Ledger, start: u64, dur: u64) -> Result<(), u64> {
+        let end = start.saturating_add(dur);
         let mut s = start;
         while s < end {
             let f = ledger.frame_of(s);
@@ -257,6 +284,9 @@ impl Credit {
                 let i = (0..HELD).min_by_key(|&i| self.held[i].0).unwrap_or(0);
                 self.give_back(ledger, i);
                 self.held[i] = (key, 0);
+                if i == self.last {
+                    (self.lo, self.hi) = (1, 0);
+                }
                 i
             }
         };
@@ -289,7 +319,10 @@ impl Credit {
             }
         }
         self.held[i].1 -= part;
-        self.last = i;
+        if self.last != i || self.lo > self.hi {
+            self.last = i;
+            (self.lo, self.hi) = (ledger.start_of(f), ledger.start_of(f + 1));
+        }
         Ok(())
     }
 
@@ -315,6 +348,7 @@ pub struct LineLane {
 impl LineLane {
     /// Reserve `dur` ns on the link from `at` (intervals ending before
     /// `now` forgotten, as [`Timeline::reserve`]); returns the end.
+    #[inline]
     pub fn reserve(&mut self, ledger: &Ledger, at: u64, dur: u64, now: u64) -> u64 {
         let credit = &mut self.credit;
         (self.line).reserve_admitted(at, dur, now, |s| credit.charge(ledger, s, dur))
@@ -345,6 +379,7 @@ impl CoresLane {
 
     /// Take the earliest free core at `t` for `cost` ns (as
     /// [`FreeTimes::take_mut`]); returns when it is done.
+    #[inline]
     pub fn take(&mut self, ledger: &Ledger, t: u64, cost: u64) -> u64 {
         let credit = &mut self.credit;
         (self.free).take_mut_admitted(t, cost, |s| credit.charge(ledger, s, cost))

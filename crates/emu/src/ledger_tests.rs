@@ -145,3 +145,71 @@ fn a_frame_older_than_the_ledger_keeps_is_full() {
     let end = lane.reserve(&link, 5 * frame_ns, 64, 0);
     assert_eq!(end, 6 * frame_ns + 64, "moved out of the gone frame");
 }
+
+#[test]
+fn credit_spent_without_a_look_at_the_ledger_is_exactly_what_was_booked() {
+    // 160 commands of 64 ns in one frame: the lane books a chunk (1,024
+    // ns) at a time and spends each to the last nanosecond, so the frame
+    // holds exactly the commands' work after 10 visits.
+    let link = Ledger::new(1, 64);
+    let mut credit = Credit::default();
+    for i in 0..160 {
+        credit.charge(&link, i * 64, 64).unwrap();
+    }
+    assert_eq!(link.booked_at(0), 160 * 64);
+    assert_eq!(credit.visits(), 10);
+}
+
+#[test]
+fn a_command_across_the_end_of_the_frame_spent_from_last_is_charged_to_both() {
+    // Spent from frame 0, then a command that ends 32 ns into frame 1:
+    // its part in frame 1 is booked there, and what frame 0 has left goes
+    // back, so frame 0 holds exactly what was spent in it.
+    let link = Ledger::new(1, 64);
+    let (frame_ns, _) = link.frame();
+    let mut credit = Credit::default();
+    credit.charge(&link, 0, 64).unwrap();
+    credit.charge(&link, frame_ns - 32, 64).unwrap();
+    assert_eq!(link.booked_at(0), 96);
+    assert!(link.booked_at(frame_ns) >= 32);
+    // The next command in frame 1 spends frame 1's credit: no more booked.
+    let booked = link.booked_at(frame_ns);
+    credit.charge(&link, frame_ns + 64, 64).unwrap();
+    assert_eq!(link.booked_at(frame_ns), booked);
+    // A command back in frame 0 (still held, its credit given back) books
+    // there again rather than spending frame 1's.
+    credit.charge(&link, 200, 64).unwrap();
+    assert!(link.booked_at(0) >= 96 + 64);
+    assert_eq!(link.booked_at(frame_ns), booked);
+}
+
+#[test]
+fn sixteen_lanes_offered_more_than_the_resource_get_all_of_it() {
+    // 16 queue pairs, each offering 1/16 of 1.2 times what the link (64
+    // ns transfers) and the 4 cores (200 ns commands) can do, their
+    // commands interleaved in time: credit a lane booked and left
+    // unspent would be capacity lost, and the last command would end
+    // later than all the work takes; it ends within 1 % of it (and no
+    // sooner than a frame before: the last frame's work may overlap).
+    let (link, cores) = (Ledger::new(1, 64), Ledger::new(4, 200));
+    let mut lanes = vec![(LineLane::default(), CoresLane::new(4)); 16];
+    let (n, mut link_last, mut cores_last) = (4_000u64, 0, 0);
+    for i in 0..n {
+        for (k, (line, mine)) in lanes.iter_mut().enumerate() {
+            let t = i * (64 * 16 * 10 / 12) + k as u64;
+            link_last = link_last.max(line.reserve(&link, t, 64, t));
+            let t = i * (200 * 16 * 10 / 12 / 4) + k as u64;
+            cores_last = cores_last.max(mine.take(&cores, t, 200));
+        }
+    }
+    let (link_all, cores_all) = (n * 16 * 64, n * 16 * 200 / 4);
+    let (link_frame, cores_frame) = (link.frame().0, cores.frame().0);
+    assert!(
+        link_last + link_frame >= link_all && link_last <= link_all + link_all / 100,
+        "link: {link_last} ns for {link_all}"
+    );
+    assert!(
+        cores_last + cores_frame >= cores_all && cores_last <= cores_all + cores_all / 100,
+        "cores: {cores_last} ns for {cores_all}"
+    );
+}

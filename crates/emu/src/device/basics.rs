@@ -49,10 +49,15 @@ impl Timeline {
     /// Where [`Timeline::reserve`] would put `dur` ns from `at`: the index
     /// of its interval and its start (intervals ending before `now` are
     /// forgotten). Nothing is booked.
+    #[inline]
     fn place(&mut self, at: u64, dur: u64, now: u64) -> (usize, u64) {
         let end = |s: u64| s.saturating_add(dur);
         while self.busy.front().is_some_and(|&(_, e)| e <= now) {
             self.busy.pop_front();
+        }
+        // Most reservations: after every interval booked (no search).
+        if self.busy.back().is_none_or(|&(_, e)| e <= at) {
+            return (self.busy.len(), at);
         }
         // First interval that ends after `at`: everything before it is past.
         let mut i = self.busy.partition_point(|&(_, e)| e <= at);
@@ -70,9 +75,14 @@ impl Timeline {
 
     /// Book `dur` ns from `start` at index `i`, as [`Timeline::place`]
     /// gave them; returns the end.
+    #[inline]
     fn book(&mut self, i: usize, start: u64, dur: u64) -> u64 {
         let end = start.saturating_add(dur);
-        self.busy.insert(i, (start, end));
+        if i == self.busy.len() {
+            self.busy.push_back((start, end));
+        } else {
+            self.busy.insert(i, (start, end));
+        }
         end
     }
 }

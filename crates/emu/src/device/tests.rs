@@ -28,6 +28,34 @@ fn timelines_fill_gaps() {
 }
 
 #[test]
+fn a_timeline_places_every_reservation_where_a_search_of_its_intervals_would() {
+    // Reservations mostly after the last interval (placed without a
+    // search), some into gaps and some past intervals forgotten: each
+    // ends where a search of every interval from the first that ends
+    // after its time would put it.
+    let mut l = Timeline::default();
+    let mut busy: Vec<(u64, u64)> = Vec::new();
+    let (mut x, mut now) = (0x9e37_79b9_7f4a_7c15u64, 0);
+    for i in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        now += x % 50;
+        let at = now + (x >> 20) % 400;
+        let dur = 1 + (x >> 40) % 120;
+        busy.retain(|&(_, e)| e > now);
+        let mut k = busy.partition_point(|&(_, e)| e <= at);
+        let mut start = at;
+        while k < busy.len() && busy[k].0 < start + dur {
+            start = start.max(busy[k].1);
+            k += 1;
+        }
+        busy.insert(k, (start, start + dur));
+        assert_eq!(l.reserve(at, dur, now), start + dur, "reservation {i}");
+    }
+}
+
+#[test]
 fn x25e_qd1_read_matches_its_fit() {
     let (mut d, _) = one("x25e,size=128m", Op::Write, 0);
     let t0 = 10_000_000;
