@@ -11,6 +11,11 @@ use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
 use ssdready_core::units::fmt_count;
 
+/// A thread busy under this share of the time is mostly idle: where it
+/// fills a queue it sleeps for each free slot, and where it submits, the
+/// submission path cannot be what holds the I/O.
+pub const IDLE_THREAD_PCT: f64 = 70.0;
+
 /// A throttle holds when the rate is within this band of its value. Above
 /// it, for a run of a second or so: blk-throttle grants its budget in
 /// slices (100 ms), and a run that starts with a fresh slice gets a burst.
@@ -385,9 +390,7 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
     // A thread that fills the queue and was idle most of the time slept
     // for a free request: the queue drains while it wakes, so a small
     // queue reads well under full at the device (4 requests, 2 held).
-    let waited = v
-        .thread_busy
-        .is_some_and(|b| b < super::path::IDLE_THREAD_PCT);
+    let waited = v.thread_busy.is_some_and(|b| b < IDLE_THREAD_PCT);
     let low = if waited { 0.4 * r } else { 0.5 * r };
     let plateau = deepest
         .as_ref()

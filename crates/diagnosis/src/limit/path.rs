@@ -44,8 +44,9 @@ pub const SUBMITTING_BUSY_PCT: f64 = IDLE_THREAD_PCT;
 pub const THREADS_GAIN_PCT: f64 = 10.0;
 /// A decomposition speaks for the I/Os when it joined at least this share.
 pub const JOINED_PCT: f64 = 90.0;
-/// "Nothing on the host busy": the thread and the allowed CPUs below these.
-pub const IDLE_THREAD_PCT: f64 = 70.0;
+pub use super::configured::IDLE_THREAD_PCT;
+/// "Nothing on the host busy": the thread below [`IDLE_THREAD_PCT`] and
+/// the allowed CPUs below this.
 pub const IDLE_CPUS_PCT: f64 = 85.0;
 /// The I/Os wait at the device: it held at least this share of them, or
 /// was busy at least this share of the time.
