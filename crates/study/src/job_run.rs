@@ -5,15 +5,15 @@
 //! words.
 
 use crate::job::{self, RunFigures, Variant, VariantResult};
-use crate::job_best::{self, Best};
-use crate::job_capacity;
-use crate::job_gain;
 use crate::job_levers::Planned;
-use crate::job_point::{self, Held, Kind};
 use crate::job_trials::{self, Host, HostSection};
+use crate::real::{Judge, Kind, Points};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_core::options::Section;
+use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
+use ssdready_diagnosis::limit::job::gain as job_gain;
+use ssdready_diagnosis::limit::point::{held_words, Held};
 use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_run::RunFn;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -77,7 +77,7 @@ pub struct JobDoc {
     /// The device's ceiling for the job's mix, where a model of it is
     /// known (an emulated drive), and the share the job got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ceiling: Option<job_capacity::Ceiling>,
+    pub ceiling: Option<crate::capacity::job::Ceiling>,
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
@@ -154,17 +154,17 @@ impl<'a> HostPlan<'a> {
 pub fn execute(
     doc: &mut JobDoc,
     sections: &[Section],
-    judge: &job_point::Judge,
+    judge: &Judge,
     (run, host): (&mut RunFn, &mut HostPlan),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
-    let mut points = job_point::Points::new(&mut *run, sections, judge, stop);
+    let mut points = Points::new(&mut *run, sections, judge, stop);
     let measured = measure(doc, sections, &mut points, stop, tell);
     doc.points = std::mem::take(&mut points.records);
     drop(points);
     doc.held = judge.judge(&doc.points, sections);
-    doc.holds = job_point::words(&doc.held);
+    doc.holds = held_words(&doc.held);
     if !measured {
         return;
     }
@@ -179,7 +179,7 @@ pub fn execute(
     }
     doc.best = best(doc, sections, (run, &mut host.host), stop, tell);
     capacity(doc, sections, run, stop, tell);
-    match job_capacity::ceiling(sections, doc.median_iops) {
+    match crate::capacity::job_ceiling(sections, doc.median_iops) {
         Ok(c) => doc.ceiling = c,
         Err(e) => doc
             .notes
@@ -193,7 +193,7 @@ pub fn execute(
 fn measure(
     doc: &mut JobDoc,
     sections: &[Section],
-    points: &mut job_point::Points,
+    points: &mut Points,
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) -> bool {
@@ -314,9 +314,9 @@ fn best(
 /// The runs a rate-limited job's capacity search takes (none for another
 /// job, or one without an open loop).
 pub fn capacity_runs(sections: &[Section]) -> usize {
-    let paced = job_capacity::rate_limited(sections);
-    match paced && job_capacity::no_open_loop(sections).is_none() {
-        true => job_capacity::RUNS,
+    let paced = crate::capacity::job::rate_limited(sections);
+    match paced && crate::capacity::job::no_open_loop(sections).is_none() {
+        true => crate::capacity::job::RUNS,
         false => 0,
     }
 }
@@ -329,15 +329,15 @@ fn capacity(
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
-    if !job_capacity::rate_limited(sections) || stop.load(Relaxed) {
+    if !crate::capacity::job::rate_limited(sections) || stop.load(Relaxed) {
         return;
     }
-    if let Some(why) = job_capacity::no_open_loop(sections) {
+    if let Some(why) = crate::capacity::job::no_open_loop(sections) {
         doc.notes.push(why);
         return;
     }
-    let p99 = job_capacity::p99_at_rate(&doc.repeats, doc.median_iops);
-    let Some((slo, why)) = job_capacity::target(sections, p99) else {
+    let p99 = crate::capacity::job::p99_at_rate(&doc.repeats, doc.median_iops);
+    let Some((slo, why)) = crate::capacity::job::target(sections, p99) else {
         doc.notes
             .push("no capacity at a latency target: the job had no p99 at its rate".into());
         return;
@@ -347,7 +347,7 @@ fn capacity(
         slo.text()
     ));
     let rate = doc.median_iops;
-    doc.capacity = Some(job_capacity::capacity(
+    doc.capacity = Some(crate::capacity::job_capacity(
         sections,
         (slo, &why, rate),
         run,
@@ -381,7 +381,7 @@ pub fn host_files(
 /// against the job's repeats.
 fn variant(
     v: &Variant,
-    (points, i): (&mut job_point::Points, usize),
+    (points, i): (&mut Points, usize),
     stop: &Arc<AtomicBool>,
     base: &[job_gain::DirBase],
 ) -> VariantResult {

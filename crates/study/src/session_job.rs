@@ -13,12 +13,12 @@
 
 use crate::ask::AskError;
 use crate::job;
-use crate::job_best;
 use crate::job_run::{self, Compared, HostPlan, JobDoc};
 use crate::session_parts::{Allowed, MakeHands, Observer, Options, Run};
 use ssdready_core::options::Section;
 use ssdready_diagnosis::combination_files::File;
 use ssdready_diagnosis::limit::caps::Caps;
+use ssdready_diagnosis::limit::job::best as job_best;
 use ssdready_measured::limits::Inventory;
 use ssdready_run::{Failure, RunFn};
 use std::cell::Cell;
@@ -307,7 +307,7 @@ pub fn study_job(
     let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
     let both = (&mut each as &mut RunFn, &mut host);
-    let judge = crate::job_point::Judge::of(&sections, &inv);
+    let judge = crate::real::Judge::of(&sections, &inv);
     job_run::execute(&mut doc, &sections, &judge, both, &so.stop, &mut tell);
     drop(host);
     doc.notes.extend(clocked.note());

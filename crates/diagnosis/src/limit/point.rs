@@ -20,6 +20,7 @@ use crate::estimate::{estimate, Estimate};
 use crate::fact_names::{Fact, Value};
 use crate::figures::{DeviceLimit, Figures};
 use crate::levers::{candidates, Context, Lever, Point};
+use serde::{Deserialize, Serialize};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 
@@ -170,5 +171,99 @@ pub fn words(s: &Saturation, label: &str) -> Vec<String> {
             .iter()
             .map(|a| format!("  also held: {}", a.words())),
     );
+    out
+}
+
+/// What holds the job (or one direction of it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Held {
+    /// `reads` or `writes` where the job's are judged apart, else empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub direction: String,
+    pub saturation: Saturation,
+    /// What lifting it may buy, by the device study's estimates, where a
+    /// measurement of the job's says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Estimate>,
+}
+
+/// What holds the job whose runs are `points` on target `t`, at its point
+/// `p` (its depth, block, engine), against `caps`, its reads and writes
+/// judged apart where it does both ([`directions`]), each with what
+/// lifting it may buy ([`cost`], by the `levers` in the context `cx`).
+pub fn held(
+    t: &TargetProfile,
+    points: &[RunRecord],
+    (machine, caps): (&Machine, &Caps),
+    (levers, cx, p): (&[Lever], &Context, &Point),
+) -> Vec<Held> {
+    directions(points)
+        .into_iter()
+        .map(|(direction, runs)| {
+            let s = classify_job(t, &runs, p.qd, machine, caps);
+            Held {
+                cost: cost(&s, &runs, (levers, cx, p)),
+                saturation: s,
+                direction: direction.into(),
+            }
+        })
+        .collect()
+}
+
+/// What holds a job whose target the study could not read: not
+/// identified, and why.
+pub fn unreadable_target() -> Held {
+    let part = "the job's target is not one the study could read, so no device, queue or limit of it to judge its runs against";
+    Held {
+        saturation: Saturation {
+            part: part.into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The runs to judge, whole or one direction at a time: a job that both
+/// reads and writes is judged on each direction's rate apart (the
+/// device's and the CPUs' figures being the run's).
+pub fn directions(points: &[RunRecord]) -> Vec<(&'static str, Vec<RunRecord>)> {
+    let both = points
+        .iter()
+        .any(|r| r.summary.read_iops > 0.0 && r.summary.write_iops > 0.0);
+    if !both {
+        return vec![("", points.to_vec())];
+    }
+    let one = |reads: bool| {
+        points
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                let s = &mut r.summary;
+                let mine = if reads { s.read_iops } else { s.write_iops };
+                s.bw_bytes_per_s *= mine / s.iops.max(1e-9);
+                s.iops = mine;
+                let rand = if r.workload.rw.contains("rand") {
+                    "rand"
+                } else {
+                    ""
+                };
+                r.workload.rw = format!("{rand}{}", if reads { "read" } else { "write" });
+                r
+            })
+            .collect()
+    };
+    vec![("reads", one(true)), ("writes", one(false))]
+}
+
+/// What holds the job, in lines: each verdict's [`words`], with what
+/// lifting it may buy.
+pub fn held_words(held: &[Held]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in held {
+        out.extend(words(&h.saturation, &h.direction));
+        if let Some(c) = &h.cost {
+            out.push(format!("  lifting it may buy {}", c.words()));
+        }
+    }
     out
 }

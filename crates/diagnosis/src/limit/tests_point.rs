@@ -2,7 +2,7 @@
 //! its variants made up as the runs of a real job would record them.
 
 use super::caps::Caps;
-use super::point::{classify_job, words};
+use super::point::{classify_job, directions, words};
 use super::tests::{machine, queue_of, ruled, run, target};
 use super::Cause;
 use ssdready_measured::record::{RunRecord, TargetKind};
@@ -158,4 +158,33 @@ fn a_job_whose_repeats_all_failed_says_so() {
     let s = classify_job(&t, &runs, 8, &machine(), &Caps::default());
     assert_eq!(s.limit, Cause::NotIdentified);
     assert_eq!(s.part, "no run of the job as written completed");
+}
+
+#[test]
+fn a_job_that_reads_and_writes_is_judged_on_each_directions_rate() {
+    let r = RunRecord {
+        workload: ssdready_measured::record::Workload {
+            rw: "randrw".into(),
+            ..Default::default()
+        },
+        summary: ssdready_measured::summary::PointSummary {
+            iops: 1000.0,
+            read_iops: 700.0,
+            write_iops: 300.0,
+            bw_bytes_per_s: 4_096_000.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let d = directions(std::slice::from_ref(&r));
+    assert_eq!(d.len(), 2);
+    let (label, runs) = &d[1];
+    assert_eq!(*label, "writes");
+    assert_eq!(runs[0].workload.rw, "randwrite");
+    assert_eq!(runs[0].summary.iops, 300.0);
+    assert!((runs[0].summary.bw_bytes_per_s - 1_228_800.0).abs() < 1e-6);
+    let mut reads_only = r.clone();
+    reads_only.summary.write_iops = 0.0;
+    let d = directions(&[reads_only]);
+    assert_eq!((d.len(), d[0].0), (1, ""));
 }

@@ -5,9 +5,10 @@
 //! a mix is judged direction by direction on each one's metric.
 
 use super::*;
-use crate::job::{Dir, JobFigures, Variant, VariantResult};
-use crate::job_best;
+use crate::job;
 use ssdready_core::options::RawOption;
+use ssdready_diagnosis::limit::job::best as job_best;
+use ssdready_diagnosis::limit::job::gain::*;
 
 fn figures(read: Option<(f64, f64)>, write: Option<(f64, f64)>) -> RunFigures {
     let dir = |x: Option<(f64, f64)>| {
