@@ -289,7 +289,7 @@ fn the_study_s_text_shows_a_different_workload_apart_from_the_application_s_mech
             .find(|r| r.0 == o)
             .map(|r| figures(Some((r.1, r.2)), None))
     };
-    let mut doc = crate::job_run::JobDoc {
+    let mut doc = crate::session_parts::JobDoc {
         repeats: repeats.clone(),
         median_iops: 98_206.0,
         ..Default::default()
@@ -300,7 +300,7 @@ fn the_study_s_text_shows_a_different_workload_apart_from_the_application_s_mech
             false => doc.variants.push(r),
         }
     }
-    let text = crate::job_run::text(&doc);
+    let text = crate::outputs::job_text(&doc);
     let (mechanics, other) = text
         .split_once("what a different workload would get")
         .expect("a section apart");
