@@ -24,6 +24,7 @@ use ssdready_core::options::Section;
 use ssdready_core::result::RunResult;
 use ssdready_diagnosis::levers::Context;
 use ssdready_diagnosis::limit::caps::Caps;
+use ssdready_diagnosis::limit::job::JobFigures;
 use ssdready_diagnosis::limit::point::{self, Held};
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_measured::limits::Inventory;
@@ -315,14 +316,19 @@ impl Judge {
 
     /// What holds the job whose runs are `points`: not identified where
     /// its target is none the study could read.
-    pub fn judge(&self, points: &[RunRecord], sections: &[Section]) -> Vec<Held> {
+    /// `jobs[i]` is each job's figures in `points[i]` ([`Points::jobs`]).
+    pub fn judge(
+        &self,
+        (points, jobs): (&[RunRecord], &[Vec<JobFigures>]),
+        sections: &[Section],
+    ) -> Vec<Held> {
         let Some(t) = &self.target else {
             return vec![point::unreadable_target()];
         };
         let p = crate::job_levers::point(sections);
         let levers = ssdready_diagnosis::levers::shipped();
         let on = (&self.machine, &self.caps);
-        point::held(t, points, on, (&levers, &self.context, &p))
+        point::held(t, (points, jobs), on, (&levers, &self.context, &p))
     }
 }
 
@@ -358,6 +364,9 @@ pub struct Points<'a> {
     job: Workload,
     target: Option<TargetProfile>,
     pub records: Vec<RunRecord>,
+    /// Each job's figures in each record (none where a run gave no
+    /// result): a file of several jobs is judged job by job.
+    pub jobs: Vec<Vec<JobFigures>>,
 }
 
 impl<'a> Points<'a> {
@@ -373,6 +382,7 @@ impl<'a> Points<'a> {
             job: workload(sections, judge.target.as_ref()),
             target: judge.target.clone(),
             records: Vec::new(),
+            jobs: Vec::new(),
         }
     }
 
@@ -397,8 +407,12 @@ impl<'a> Points<'a> {
             }
             Err(Failure::NotApplicable(e) | Failure::Failed(e)) => Err(e),
         };
-        if let Err(e) = &out {
-            rec.error = Some(e.clone());
+        match &out {
+            Ok(r) => self.jobs.push(crate::job::RunFigures::of(r).jobs),
+            Err(e) => {
+                rec.error = Some(e.clone());
+                self.jobs.push(Vec::new());
+            }
         }
         self.records.push(rec);
         out

@@ -72,7 +72,7 @@ fn the_jobs_runs_are_named_as_the_device_studys_points() {
     assert_eq!(p.records[3].error.as_deref(), Some("the device went away"));
     assert!(p.records[..3].iter().all(|r| r.error.is_none()));
     // No target detected: not identified, and why.
-    let lines = point::held_words(&judge.judge(&p.records, &written));
+    let lines = point::held_words(&judge.judge((&p.records, &p.jobs), &written));
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].starts_with("not identified: the job's target"),

@@ -370,8 +370,9 @@ pub fn run_job(
     let mut points = Points::new(&mut *run, sections, judge, stop);
     let measured = measure_job(doc, sections, &mut points, stop, tell);
     doc.points = std::mem::take(&mut points.records);
+    let jobs = std::mem::take(&mut points.jobs);
     drop(points);
-    doc.held = judge.judge(&doc.points, sections);
+    doc.held = judge.judge((&doc.points, &jobs), sections);
     doc.holds = held_words(&doc.held);
     if !measured {
         return;
