@@ -24,6 +24,8 @@
 use serde::{Deserialize, Serialize};
 use ssdready_measured::summary::PointSummary;
 
+pub mod job;
+
 /// The default target of the full study.
 pub const DEFAULT_SLO: &str = "p99=1ms";
 

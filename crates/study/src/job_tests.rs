@@ -3,7 +3,8 @@
 //! rate-limited job's rates, from recorded figures.
 
 use super::*;
-use ssdready_core::result::JobResult;
+use ssdready_core::result::{DirResult, JobResult, RunResult};
+use ssdready_core::spec::JobSpec;
 
 fn opt(k: &str, v: &str) -> RawOption {
     RawOption {
@@ -261,23 +262,23 @@ fn a_variant_gains_only_beyond_the_spread_and_ten_percent() {
         .iter()
         .map(|&r| RunFigures::of(&result(&[r])))
         .collect();
-    let base = crate::job_gain::baseline(&repeats, &oltp());
+    let base = ssdready_diagnosis::limit::job::gain::baseline(&repeats, &oltp());
     let mut v = VariantResult {
         figures: Some(RunFigures::of(&result(&[(8000.0, 0.0)]))),
         ..Default::default()
     };
-    crate::job_gain::judge_variant(&mut v, &base);
+    ssdready_diagnosis::limit::job::gain::judge_variant(&mut v, &base);
     assert!(v.beyond_noise && v.gain_pct.unwrap() < -19.0, "{v:?}");
     v.figures = Some(RunFigures::of(&result(&[(10_800.0, 0.0)])));
-    crate::job_gain::judge_variant(&mut v, &base);
+    ssdready_diagnosis::limit::job::gain::judge_variant(&mut v, &base);
     assert!(!v.beyond_noise, "{v:?}");
     // A wide spread swallows a larger gain.
     let mut wide = base.clone();
     wide[0].spread_pct = 30.0;
     v.figures = Some(RunFigures::of(&result(&[(12_500.0, 0.0)])));
-    crate::job_gain::judge_variant(&mut v, &base);
+    ssdready_diagnosis::limit::job::gain::judge_variant(&mut v, &base);
     assert!(v.beyond_noise, "{v:?}");
-    crate::job_gain::judge_variant(&mut v, &wide);
+    ssdready_diagnosis::limit::job::gain::judge_variant(&mut v, &wide);
     assert!(!v.beyond_noise);
 }
 
@@ -392,7 +393,10 @@ fn a_kbench_style_job_with_blocksize_in_an_included_file_is_varied_from_its_own_
     assert_eq!(spec(&deeper.sections, j).iodepth, 256);
     // The file written back keeps one line per option, and `run` reads
     // it as intended.
-    let text = crate::job_best::render(&crate::job_best::apply(&s, &["iodepth=256".into()]), "");
+    let text = ssdready_diagnosis::limit::job::best::render(
+        &ssdready_diagnosis::limit::job::best::apply(&s, &["iodepth=256".into()]),
+        "",
+    );
     assert!(
         text.contains("iodepth=256") && !text.contains("iodepth=128"),
         "{text}"

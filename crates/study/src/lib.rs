@@ -30,8 +30,9 @@
 //!   [`fleet_run`]: the study of a fleet; [`strategies`]: Shin's
 //!   strategies' matrix and runner;
 //! * [`session`]: the study of one machine as one call — the steps above
-//!   in order, through the caller's run function, hands and observer;
-//!   [`session_job`]: the study of the user's own job file likewise;
+//!   in order, through the caller's run function, hands and observer,
+//!   and [`session::study_job`], the study of the user's own job file
+//!   likewise (its runs through the same runner, [`real::Points`]);
 //!   [`outputs`]: what either leaves (its closing and the files its
 //!   caller writes, in order), [`progress`]: the lines said on the way;
 //! * [`judge_with`]: the figures, facts and verdicts of what ran, from
@@ -55,12 +56,7 @@ pub mod fleet;
 pub mod fleet_run;
 mod invariants;
 pub mod job;
-pub mod job_best;
-pub mod job_capacity;
-pub mod job_gain;
 pub mod job_levers;
-pub mod job_point;
-pub mod job_run;
 pub mod job_trials;
 pub mod jobs;
 pub mod kdrive;
@@ -72,7 +68,6 @@ pub mod plan;
 pub mod progress;
 pub mod real;
 pub mod session;
-pub mod session_job;
 pub mod session_parts;
 mod session_run;
 pub mod slo;

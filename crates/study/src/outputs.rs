@@ -15,8 +15,9 @@
 
 use crate::model::StudyDoc;
 use crate::progress::{compared, fleet_end, job_end, study_end};
+use crate::session::JobStudied;
 use crate::session::{Of, Studied};
-use crate::session_job::JobStudied;
+use crate::session_parts::JobDoc;
 use ssdready_diagnosis::combination_files::{self as files, File, FIO, SYSTEMD, UDEV};
 
 /// How a study ends, once its files are written.
@@ -50,7 +51,7 @@ pub fn closing(s: &Studied, wall_s: f64) -> Closing {
 /// A job study's closing: how the job ended, else how it compares with
 /// its baseline (3 when worse beyond the noise).
 pub fn job_closing(s: &JobStudied) -> Closing {
-    let text = crate::job_run::text(&s.doc);
+    let text = job_text(&s.doc);
     let (code, line) = match (job_end(&s.doc), s.compared.as_ref().map(compared)) {
         ((0, _), Some((line, worse))) => (if worse { 3 } else { 0 }, Some(line)),
         (end, _) => end,
@@ -168,6 +169,172 @@ pub fn config_files(doc: &StudyDoc) -> Vec<(File, &'static str)> {
             (f, what)
         })
         .collect()
+}
+
+fn dir_words(label: &str, d: &crate::job::Dir) -> String {
+    let ms = |ns: f64| ssdready_core::units::fmt_ns(ns);
+    let p = |x: Option<u64>| x.map_or("?".into(), |n| ms(n as f64));
+    format!(
+        "{label} {:.0} IOPS, {:.1} MiB/s, mean {}, p99 {}, p99.9 {}",
+        d.iops,
+        d.bw_bytes_per_s / (1u64 << 20) as f64,
+        ms(d.lat_mean_ns),
+        p(d.lat_p99_ns),
+        p(d.lat_p999_ns)
+    )
+}
+
+fn figures_words(f: &crate::job::JobFigures) -> String {
+    let mut parts = Vec::new();
+    if let Some(d) = &f.read {
+        parts.push(dir_words("reads", d));
+    }
+    if let Some(d) = &f.write {
+        parts.push(dir_words("writes", d));
+    }
+    match parts.is_empty() {
+        true => "no I/O".into(),
+        false => parts.join("; "),
+    }
+}
+
+/// One line of parts (`block layer 12.0 µs (10 % of the mean), …`), or
+/// nothing without any.
+fn parts_words(label: &str, parts: &[crate::job::Part], of: &str) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    // The six largest (job-study.json keeps them all).
+    let each: Vec<String> = parts
+        .iter()
+        .take(6)
+        .map(|p| {
+            format!(
+                "{} {} ({:.0} % {of})",
+                p.part,
+                ssdready_core::units::fmt_ns(p.mean_ns),
+                p.share_pct
+            )
+        })
+        .collect();
+    format!("  {label}: {}\n", each.join(", "))
+}
+
+/// The study of the job in words.
+pub fn job_text(doc: &JobDoc) -> String {
+    let mut s = format!(
+        "ssdready study of the job file {}{} ({} runs of {:.0} s; sha256 {})\n",
+        doc.job_file,
+        doc.section
+            .as_ref()
+            .map_or(String::new(), |x| format!(", section [{x}]")),
+        doc.repeats.len()
+            + doc.variants.len()
+            + doc.different_workloads.len()
+            + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len())
+            + doc.host.as_ref().map_or(0, |h| {
+                h.trials.iter().map(|t| 2 * t.turns.len()).sum::<usize>()
+            })
+            + usize::from(doc.instrumented.is_some()),
+        doc.runtime_s,
+        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+    );
+    if let Some(e) = &doc.error {
+        s.push_str(&format!("the job did not run: {e}\n"));
+        return s;
+    }
+    let mid = doc.repeats.iter().min_by(|a, b| {
+        (a.iops() - doc.median_iops)
+            .abs()
+            .total_cmp(&(b.iops() - doc.median_iops).abs())
+    });
+    if let Some(m) = mid {
+        s.push_str(&format!(
+            "the job as written ({} repeats, spread {:.1} %):\n",
+            doc.repeats.len(),
+            doc.spread_pct
+        ));
+        if m.jobs.len() > 1 {
+            for j in &m.jobs {
+                s.push_str(&format!("  [{}] {}\n", j.name, figures_words(j)));
+            }
+        }
+        s.push_str(&format!(
+            "  {}: {}\n",
+            m.together.name,
+            figures_words(&m.together)
+        ));
+    }
+    if let Some(i) = &doc.instrumented {
+        s.push_str(&parts_words(
+            "its latency along the path",
+            &i.split,
+            "of the mean",
+        ));
+        s.push_str(&parts_words(
+            "its CPU per I/O by layer",
+            &i.cpu_layers,
+            "of the busy CPU",
+        ));
+    }
+    for r in &doc.rates {
+        s.push_str(&format!("  {r}\n"));
+    }
+    if let Some(c) = &doc.ceiling {
+        s.push_str(&format!(
+            "  the job gets {:.1} % of what this device gives for its mix ({} IOPS: {})\n",
+            c.share_pct,
+            c.iops.round(),
+            c.basis
+        ));
+    }
+    if let Some(c) = &doc.capacity {
+        let line = c.error.as_deref().unwrap_or(&c.sentence);
+        s.push_str(&format!("  its capacity ({}): {line}\n", c.what));
+    }
+    if !doc.variants.is_empty() {
+        s.push_str(
+            "the application's I/O mechanics, one changed at a time, against the job's median:\n",
+        );
+    }
+    for v in &doc.variants {
+        s.push_str(&format!(
+            "  {}\n",
+            ssdready_diagnosis::limit::job::gain::variant_line(v)
+        ));
+    }
+    if !doc.different_workloads.is_empty() {
+        s.push_str("what a different workload would get (it changes what the application reads and writes: never in the best configuration):\n");
+    }
+    for v in &doc.different_workloads {
+        s.push_str(&format!(
+            "  {}\n",
+            ssdready_diagnosis::limit::job::gain::workload_line(v)
+        ));
+    }
+    if let Some(h) = &doc.host {
+        s.push_str(&crate::job_trials::words(h));
+    }
+    if let Some(b) = &doc.best {
+        s.push_str(&format!(
+            "{}\n",
+            ssdready_diagnosis::limit::job::best::words(b)
+        ));
+        if !b.diff.is_empty() {
+            s.push_str(&format!("  in the job file: {}\n", b.diff.join(" ")));
+        }
+    }
+    for l in &doc.limits {
+        s.push_str(&format!("a limit on this study's I/O: {l}\n"));
+    }
+    s.push_str("what holds this job:\n");
+    for h in &doc.holds {
+        s.push_str(&format!("  {h}\n"));
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
 }
 
 #[cfg(test)]

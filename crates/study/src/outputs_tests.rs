@@ -1,7 +1,7 @@
 //! What a study leaves, from made-up studies.
 
 use super::*;
-use crate::job_run::{Compared, JobDoc};
+use crate::session_parts::{Compared, JobDoc};
 use ssdready_measured::record::RunRecord;
 
 fn studied(of: Of, runs: usize) -> Studied {

@@ -7,11 +7,29 @@
 //! scheduler sweep switches the device's I/O scheduler through sysfs with
 //! a [`Tuner`] (journaled: the next command puts it back after a kill) and
 //! restores the original before any other run, at the end, and on Ctrl-C.
+//!
+//! The user's job is one of the study's points ([`Points`]): its repeats,
+//! its instrumented run and its variants go through the same runner (the
+//! control groups' counters and every stacked device's counters around
+//! each run, the run's own CPU, thread and device figures) and are kept
+//! as the records the device study keeps of a point, named as the
+//! queue-depth sweep names its own; [`Judge`] hands them to the
+//! diagnosis's causes ([`ssdready_diagnosis::limit::point`]) against the
+//! caps of the limits inventory, the job's reads and writes apart where
+//! it does both.
 
 use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::Workload;
+use ssdready_core::options::Section;
+use ssdready_core::result::RunResult;
+use ssdready_diagnosis::levers::Context;
+use ssdready_diagnosis::limit::caps::Caps;
+use ssdready_diagnosis::limit::job::JobFigures;
+use ssdready_diagnosis::limit::point::{self, Held};
 use ssdready_emu::kernel::stamps::Summary;
+use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::TargetProfile;
+use ssdready_measured::record::{Machine, RunRecord};
 use ssdready_measured::summary::PointSummary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use ssdready_tune::{TuneError, Tuner};
@@ -253,6 +271,185 @@ impl Runner for RealRunner<'_> {
     }
 }
 
+// The user's job as one of the study's points: its repeats, its
+// instrumented run and its variants go through the runner above and are
+// kept as the records the device study keeps of a point.
+
+/// What the job's runs are judged with: its first target as the device
+/// study detects one, the machine, the caps read before the runs.
+pub struct Judge {
+    pub target: Option<TargetProfile>,
+    pub machine: Machine,
+    pub caps: Caps,
+    /// The levers' context: the target's queue as read, the inventory.
+    pub context: Context,
+}
+
+impl Judge {
+    /// The judge of the job `sections` (its target named in them) under
+    /// the limits `inv`.
+    pub fn of(sections: &[Section], inv: &Inventory) -> Judge {
+        let j = sections.iter().position(|s| !s.global).unwrap_or(0);
+        let target = crate::job::spec(sections, j)
+            .filename
+            .into_iter()
+            .next()
+            .filter(|f| !f.is_empty())
+            .and_then(|f| crate::detect::detect(&f, true).ok());
+        let context = Context {
+            queue: target
+                .as_ref()
+                .and_then(|t| t.device.as_deref())
+                .map(crate::trials::queue_files)
+                .unwrap_or_default(),
+            limits: Some(inv.clone()),
+            may_raise_priority: ssdready_io::kdev::is_root(),
+            ..Default::default()
+        };
+        Judge {
+            target,
+            machine: crate::detect::machine(None),
+            caps: Caps::of(inv),
+            context,
+        }
+    }
+
+    /// What holds the job whose runs are `points`: not identified where
+    /// its target is none the study could read.
+    /// `jobs[i]` is each job's figures in `points[i]` ([`Points::jobs`]).
+    pub fn judge(
+        &self,
+        (points, jobs): (&[RunRecord], &[Vec<JobFigures>]),
+        sections: &[Section],
+    ) -> Vec<Held> {
+        let Some(t) = &self.target else {
+            return vec![point::unreadable_target()];
+        };
+        let p = crate::job_levers::point(sections);
+        let levers = ssdready_diagnosis::levers::shipped();
+        let on = (&self.machine, &self.caps);
+        point::held(t, (points, jobs), on, (&levers, &self.context, &p))
+    }
+}
+
+/// A run of the job, as the point it is.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// The job as written, the repeat's number from 0.
+    Repeat(usize),
+    Instrumented,
+    /// A variant, its number from 0.
+    Variant(usize),
+}
+
+/// The job's point: its workload as the device study names one.
+fn workload(sections: &[Section], target: Option<&TargetProfile>) -> Workload {
+    let p = crate::job_levers::point(sections);
+    Workload {
+        rw: p.rw,
+        bs: p.bs,
+        qd: p.qd,
+        threads: p.threads,
+        engine: p.engine,
+        direct: p.direct,
+        targets: target.map(|t| vec![t.spec.clone()]).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+/// The job's runs through the device study's runner, each kept as a
+/// record (its result left out: the document keeps the job's figures).
+pub struct Points<'a> {
+    runner: RealRunner<'a>,
+    job: Workload,
+    target: Option<TargetProfile>,
+    pub records: Vec<RunRecord>,
+    /// Each job's figures in each record (none where a run gave no
+    /// result): a file of several jobs is judged job by job.
+    pub jobs: Vec<Vec<JobFigures>>,
+}
+
+impl<'a> Points<'a> {
+    pub fn new(
+        run: &'a mut RunFn,
+        sections: &[Section],
+        judge: &Judge,
+        stop: &Arc<AtomicBool>,
+    ) -> Points<'a> {
+        let targets: Vec<TargetProfile> = judge.target.iter().cloned().collect();
+        Points {
+            runner: RealRunner::new(stop.clone(), &targets, Box::new(move |r| run(r))),
+            job: workload(sections, judge.target.as_ref()),
+            target: judge.target.clone(),
+            records: Vec::new(),
+            jobs: Vec::new(),
+        }
+    }
+
+    /// Run `request` (of the job, or of the variant `sections`) as the
+    /// point `kind`; its result, or why it gave none.
+    pub fn run(
+        &mut self,
+        kind: Kind,
+        sections: &[Section],
+        request: &RunRequest,
+    ) -> Result<RunResult, String> {
+        let w = workload(sections, self.target.as_ref());
+        let started = crate::session::now_ms();
+        let at = std::time::Instant::now();
+        let ran = self.runner.run(&w, request);
+        let mut rec = self.record(kind, w);
+        (rec.started_unix_ms, rec.wall_s) = (started, at.elapsed().as_secs_f64());
+        let out = match ran {
+            Ok(o) => {
+                (rec.summary, rec.context) = (o.summary, o.context);
+                o.result.ok_or_else(|| "the run gave no result".to_string())
+            }
+            Err(Failure::NotApplicable(e) | Failure::Failed(e)) => Err(e),
+        };
+        match &out {
+            Ok(r) => self.jobs.push(crate::job::RunFigures::of(r).jobs),
+            Err(e) => {
+                rec.error = Some(e.clone());
+                self.jobs.push(Vec::new());
+            }
+        }
+        self.records.push(rec);
+        out
+    }
+
+    /// The record of a run of `kind` at workload `w`: the job's own depth
+    /// and depths of it as the queue-depth sweep's points, any other
+    /// variant a point of its own.
+    fn record(&self, kind: Kind, w: Workload) -> RunRecord {
+        let qd = format!("qd-{}", w.qd);
+        let (id, point, sweep, repeat) = match kind {
+            Kind::Repeat(0) => (qd.clone(), qd, "qd", 1),
+            Kind::Repeat(i) => (format!("{qd}#{}", i + 1), qd, "qd", i as u32 + 1),
+            Kind::Instrumented => (format!("instrumented-{qd}"), qd, "instrumented", 1),
+            Kind::Variant(_)
+                if Workload {
+                    qd: w.qd,
+                    ..self.job.clone()
+                } == w =>
+            {
+                (qd.clone(), qd, "qd", 1)
+            }
+            Kind::Variant(i) => (format!("variant-{i}"), format!("variant-{i}"), "job", 1),
+        };
+        RunRecord {
+            id,
+            point,
+            sweep: sweep.into(),
+            repeat,
+            instrumented: matches!(kind, Kind::Instrumented),
+            workload: w,
+            clock: "real".into(),
+            ..Default::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,3 +503,7 @@ mod tests {
         assert!(r.notes.is_empty() && r.restore().is_ok());
     }
 }
+
+#[cfg(test)]
+#[path = "real_job_tests.rs"]
+mod job_tests;

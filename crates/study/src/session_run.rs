@@ -5,21 +5,40 @@
 //! the runs judged; the applications section; the trials (the changes the
 //! findings point at, tried in turns through the caller's hands and put
 //! back); the document's body.
+//!
+//! The study of the user's job runs the same way ([`run_job`]): the job as
+//! written in repeats, its instrumented run and its variants as points
+//! through the device study's runner ([`crate::real::Points`]), judged
+//! by the device study's causes; the host's changes in turns; the best
+//! configuration together; a paced job's capacity at its latency target.
 
 use crate::capacity::CapacityDoc;
 use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
+use crate::job::{self, RunFigures, Variant, VariantResult};
+use crate::job_levers::Planned;
+use crate::job_trials::{self, Host};
 use crate::model::{Skip, StudyDoc};
 use crate::plan::Plan;
+use crate::real::{Judge, Kind, Points};
+use crate::session_parts::JobDoc;
 use crate::session_parts::{Allowed, MakeHands, Observer, Options, Run};
 use crate::trials::{self as tried, Trials};
 use crate::{app_runs as apps, kdrive, real, slo, Judgement};
+use ssdready_core::options::Section as JobSection;
 use ssdready_diagnosis::limit::caps::Caps;
+use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
+use ssdready_diagnosis::limit::job::gain as job_gain;
+use ssdready_diagnosis::limit::point::held_words;
+use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_diagnosis::trials_section::Section;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
+use ssdready_run::RunFn;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 /// What the steps work from.
 pub(crate) struct Steps<'a> {
@@ -293,4 +312,299 @@ fn trials(
         notes.push(w.to_string());
     }
     (section, notes)
+}
+
+/// Repeats of the job as written.
+pub const REPEATS: usize = 3;
+
+/// The host's levers of the job: the hands and setting, the levers
+/// planned and those not tried ([`crate::job_levers::plan`]).
+pub struct HostPlan<'a> {
+    pub host: Host<'a>,
+    pub planned: Vec<Planned>,
+    pub untested: Vec<Untested>,
+}
+
+impl<'a> HostPlan<'a> {
+    /// The host's levers of the job `sections` (as the study runs them):
+    /// the setting read here ([`crate::job_levers::setting`]) and the plan.
+    /// `command` is the one that would try what is not asked.
+    pub fn new(
+        sections: &[JobSection],
+        limits: Option<ssdready_measured::limits::Inventory>,
+        asked: bool,
+        hands: &'a mut dyn crate::trials::Hands,
+        command: String,
+    ) -> HostPlan<'a> {
+        let setting = crate::job_levers::setting(sections, limits, asked, hands, command);
+        let table = ssdready_diagnosis::levers::shipped();
+        let (planned, untested) = crate::job_levers::plan(&table, sections, &setting);
+        HostPlan {
+            host: Host { setting, hands },
+            planned,
+            untested,
+        }
+    }
+
+    /// The runs its trials take, and the set's extra pairs with them.
+    pub fn runs(&self) -> usize {
+        let extra = job_best::pairs(true) - job_best::PAIRS;
+        match self.planned.is_empty() {
+            true => 0,
+            false => job_trials::runs(&self.planned) + 2 * extra,
+        }
+    }
+}
+
+/// The job's repeats then its variants, then the host's changes, into
+/// `doc` (its figures, the variants and the changes judged against the
+/// job, what holds the job). `tell` hears each step.
+pub fn run_job(
+    doc: &mut JobDoc,
+    sections: &[JobSection],
+    judge: &Judge,
+    (run, host): (&mut RunFn, &mut HostPlan),
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    let mut points = Points::new(&mut *run, sections, judge, stop);
+    let measured = measure_job(doc, sections, &mut points, stop, tell);
+    doc.points = std::mem::take(&mut points.records);
+    let jobs = std::mem::take(&mut points.jobs);
+    drop(points);
+    doc.held = judge.judge((&doc.points, &jobs), sections);
+    doc.holds = held_words(&doc.held);
+    if !measured {
+        return;
+    }
+    if !stop.load(Relaxed) {
+        let (planned, untested) = (
+            std::mem::take(&mut host.planned),
+            std::mem::take(&mut host.untested),
+        );
+        let h = &mut host.host;
+        let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
+        doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
+    }
+    doc.best = best_together(doc, sections, (run, &mut host.host), stop, tell);
+    paced_capacity(doc, sections, run, stop, tell);
+    match crate::capacity::job_ceiling(sections, doc.median_iops) {
+        Ok(c) => doc.ceiling = c,
+        Err(e) => doc
+            .notes
+            .push(format!("the device's ceiling for the job's mix: {e}")),
+    }
+}
+
+/// The job's repeats, its instrumented run (root) and its variants, each
+/// a point of the study's through `points`; false where the job as
+/// written did not run to the end of its repeats.
+fn measure_job(
+    doc: &mut JobDoc,
+    sections: &[JobSection],
+    points: &mut Points,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> bool {
+    for i in 0..REPEATS {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            return false;
+        }
+        tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
+        match points.run(Kind::Repeat(i), sections, &job::request(sections, stop)) {
+            Ok(r) => {
+                if i == 0 {
+                    doc.rates = job::rates(&r);
+                }
+                doc.repeats.push(RunFigures::of(&r))
+            }
+            Err(e) => {
+                doc.error = Some(e);
+                return false;
+            }
+        }
+    }
+    if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
+        tell("the job once more, its latency split and its CPU profiled by layer".into());
+        let mut r = job::request(sections, stop);
+        (r.decompose, r.profile) = (Some(true), true);
+        match points.run(Kind::Instrumented, sections, &r) {
+            Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
+            Err(e) => doc.notes.push(format!("the instrumented run failed: {e}")),
+        }
+    }
+    let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
+    let Some((median, spread)) = job::median_spread(&rates) else {
+        return false;
+    };
+    (doc.median_iops, doc.spread_pct) = (median, spread);
+    let base = job_gain::baseline(&doc.repeats, sections);
+    for (i, v) in job::variants(sections).iter().enumerate() {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        tell(format!("the job with {}", v.what));
+        let r = variant(v, (points, i), stop, &base);
+        match v.workload {
+            true => doc.different_workloads.push(r),
+            false => doc.variants.push(r),
+        }
+    }
+    true
+}
+
+/// Every change that gained beyond the noise, together — the job's own
+/// options and the host's changes — in turns against the job as written
+/// (the order alternating pair by pair, the host's changes made before
+/// each changed run and put back after it); None when none gained.
+fn best_together(
+    doc: &JobDoc,
+    sections: &[JobSection],
+    (run, host): (&mut RunFn, &mut Host),
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> Option<Best> {
+    let chosen = job_best::chosen(&doc.variants);
+    let helped: Vec<Trial> = doc
+        .host
+        .as_ref()
+        .map(|h| job_trials::helped(h).into_iter().cloned().collect())
+        .unwrap_or_default();
+    if chosen.is_empty() && helped.is_empty() {
+        return None;
+    }
+    let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
+    let mut b = job_best::of(&chosen, &helped, own);
+    let changed = job_best::apply(sections, &b.options);
+    let refs: Vec<&Trial> = helped.iter().collect();
+    let mut change = match job_trials::together(host, &refs) {
+        Ok(c) => c,
+        Err(e) => {
+            b.error = Some(e);
+            return Some(b);
+        }
+    };
+    let by_bw = b.by_bandwidth;
+    let rate = |m: &ssdready_diagnosis::trials::Measured| match by_bw {
+        true => m.bw_bytes_per_s,
+        false => m.iops,
+    };
+    let pairs = job_best::pairs(!helped.is_empty());
+    for i in 0..pairs {
+        if stop.load(Relaxed) {
+            break;
+        }
+        tell(format!(
+            "the job with {} together, turn {} of {pairs}",
+            b.changes().join(" "),
+            i + 1,
+        ));
+        let both = (sections, changed.as_slice());
+        crate::invariants::turn_order(b.turns.len(), i % 2 == 1);
+        match job_trials::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
+            Ok(t) => b.turns.push(t),
+            Err((e, _)) => {
+                b.error = Some(e);
+                break;
+            }
+        }
+    }
+    let rates: Vec<(f64, f64)> = b
+        .turns
+        .iter()
+        .map(|t| (rate(&t.baseline), rate(&t.change)))
+        .collect();
+    job_best::judge(&mut b, &rates);
+    Some(b)
+}
+
+/// The runs a rate-limited job's capacity search takes (none for another
+/// job, or one without an open loop).
+pub fn capacity_runs(sections: &[JobSection]) -> usize {
+    let paced = crate::capacity::job::rate_limited(sections);
+    match paced && crate::capacity::job::no_open_loop(sections).is_none() {
+        true => crate::capacity::job::RUNS,
+        false => 0,
+    }
+}
+
+/// A rate-limited job: its capacity at its own latency target, or why not.
+fn paced_capacity(
+    doc: &mut JobDoc,
+    sections: &[JobSection],
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    if !crate::capacity::job::rate_limited(sections) || stop.load(Relaxed) {
+        return;
+    }
+    if let Some(why) = crate::capacity::job::no_open_loop(sections) {
+        doc.notes.push(why);
+        return;
+    }
+    let p99 = crate::capacity::job::p99_at_rate(&doc.repeats, doc.median_iops);
+    let Some((slo, why)) = crate::capacity::job::target(sections, p99) else {
+        doc.notes
+            .push("no capacity at a latency target: the job had no p99 at its rate".into());
+        return;
+    };
+    tell(format!(
+        "the job's capacity with {} ({why}), open loop, latency from each I/O's schedule",
+        slo.text()
+    ));
+    let rate = doc.median_iops;
+    doc.capacity = Some(crate::capacity::job_capacity(
+        sections,
+        (slo, &why, rate),
+        run,
+        stop,
+    ));
+}
+
+/// The files that make the best configuration's host changes last
+/// ([`job_best::host_files`]), dated by the study's start, the drop-in
+/// filled from `limits`.
+pub fn host_files(
+    doc: &JobDoc,
+    limits: Option<&ssdready_measured::limits::Inventory>,
+) -> Vec<ssdready_diagnosis::combination_files::File> {
+    let (Some(b), Some(h)) = (&doc.best, &doc.host) else {
+        return Vec::new();
+    };
+    let at = match b.options.is_empty() {
+        true => format!("the job {} as written", doc.job_file),
+        false => format!(
+            "the job {} with {} (job-best.fio)",
+            doc.job_file,
+            b.options.join(" ")
+        ),
+    };
+    let date = ssdready_diagnosis::combination_files::date_of(doc.started_unix_ms);
+    job_best::host_files(b, &h.trials, &at, &date, limits)
+}
+
+/// One variant (the `i`th), run once as a point of the study's and set
+/// against the job's repeats.
+fn variant(
+    v: &Variant,
+    (points, i): (&mut Points, usize),
+    stop: &Arc<AtomicBool>,
+    base: &[job_gain::DirBase],
+) -> VariantResult {
+    let mut out = VariantResult {
+        what: v.what.clone(),
+        option: v.option.clone(),
+        asks: v.asks.clone(),
+        ..Default::default()
+    };
+    let request = job::request(&v.sections, stop);
+    match points.run(Kind::Variant(i), &v.sections, &request) {
+        Ok(r) => out.figures = Some(RunFigures::of(&r)),
+        Err(e) => out.error = Some(e),
+    }
+    job_gain::judge_variant(&mut out, base);
+    out
 }

@@ -1,11 +1,11 @@
-//! The study of a job file as one call (`ssdready_study::session_job::
+//! The study of a job file as one call (`ssdready_study::session::
 //! study_job`) holds its budget by the clock: runs that take longer than
 //! the plan said leave the rest unmade, and the study says so.
 
 use ssdready_run::{RunRequest, SilentObserver};
 use ssdready_study::ask::Ask;
 use ssdready_study::session::{self, Allowed, Options};
-use ssdready_study::session_job::{study_job, JobOptions};
+use ssdready_study::session::{study_job, JobOptions};
 use ssdready_study::trials::{Hands, NoHands};
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;

@@ -4,7 +4,7 @@
 //!
 //! The study is one call of the study crate: `ssdready_study::session::
 //! study` (a fleet's with `--client` too) or, with `--job`,
-//! `ssdready_study::session_job::study_job`. This command turns its
+//! `ssdready_study::session::study_job`. This command turns its
 //! arguments into the study's options, prints the progress the study
 //! reports (`crate::progress::study`), prints the findings, writes the
 //! files the study names (`ssdready_study::outputs`) atomically, and
@@ -18,7 +18,7 @@
 use crate::{fail, progress::study::Shown, say};
 use ssdready_study::outputs::{self, Closing, Output};
 use ssdready_study::session::{self, Options, Run};
-use ssdready_study::session_job::{study_job, JobOptions};
+use ssdready_study::session::{study_job, JobOptions};
 use std::path::{Path, PathBuf};
 
 /// The `study` command line.

@@ -21,6 +21,7 @@ pub mod cause;
 pub mod configured;
 pub mod found;
 pub mod group;
+pub mod job;
 pub mod others;
 pub mod path;
 pub mod point;

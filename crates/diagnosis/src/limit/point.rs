@@ -12,14 +12,21 @@
 //! kept more in flight gained less than a doubling of depth must
 //! ([`MORE_IN_FLIGHT_PCT`]), the rate stopped growing with depth — what
 //! the device study reads from its curve's last doublings.
+//!
+//! A job that reads and writes is judged on each direction's rate apart
+//! ([`directions`]); a file of several jobs, each job in each direction
+//! it does ([`per_job`]), so that each has its verdict or "not identified"
+//! with what was ruled out ([`held`]).
 
 use super::caps::Caps;
+use super::job::JobFigures;
 use super::{classify_points, Cause, Saturation};
 use crate::curve::curve_of;
 use crate::estimate::{estimate, Estimate};
 use crate::fact_names::{Fact, Value};
 use crate::figures::{DeviceLimit, Figures};
 use crate::levers::{candidates, Context, Lever, Point};
+use serde::{Deserialize, Serialize};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 
@@ -145,6 +152,59 @@ fn depths(runs: &[RunRecord]) -> Vec<u32> {
     qds
 }
 
+/// A workload's `rw` in one direction: `randrw` → `randwrite`.
+fn one_way(rw: &str, reads: bool) -> String {
+    let rand = if rw.contains("rand") { "rand" } else { "" };
+    format!("{rand}{}", if reads { "read" } else { "write" })
+}
+
+/// The runs to judge for each job of a file that runs several (fio runs
+/// them together unless `stonewall`, in turn where it is), each in each
+/// direction it does, labelled `[name] reads`: each run's rate the job's
+/// own in that direction (none in a run it did not finish), the device's
+/// and the CPUs' figures being the run's. `jobs[i]` is each job's figures
+/// in `points[i]`. Empty where the runs have fewer than two jobs.
+pub fn per_job(points: &[RunRecord], jobs: &[Vec<JobFigures>]) -> Vec<(String, Vec<RunRecord>)> {
+    let mut names: Vec<&str> = Vec::new();
+    for j in jobs.iter().flatten() {
+        if !names.contains(&j.name.as_str()) {
+            names.push(&j.name);
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for name in names {
+        for (reads, label) in [(true, "reads"), (false, "writes")] {
+            let pick = |i: usize| {
+                let j = jobs.get(i)?.iter().find(|j| j.name == name)?;
+                if reads {
+                    j.read.as_ref()
+                } else {
+                    j.write.as_ref()
+                }
+            };
+            if !(0..points.len()).any(|i| pick(i).is_some_and(|d| d.iops > 0.0)) {
+                continue;
+            }
+            let runs = points
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let mut r = r.clone();
+                    let (iops, bw) = pick(i).map_or((0.0, 0.0), |d| (d.iops, d.bw_bytes_per_s));
+                    (r.summary.iops, r.summary.bw_bytes_per_s) = (iops, bw);
+                    r.workload.rw = one_way(&r.workload.rw, reads);
+                    r
+                })
+                .collect();
+            out.push((format!("[{name}] {label}"), runs));
+        }
+    }
+    out
+}
+
 /// What holds the job, in lines: the cause with its part, the setting to
 /// change, its evidence and the causes that also held; or "not
 /// identified" with what was ruled out. `label` names the direction
@@ -170,5 +230,103 @@ pub fn words(s: &Saturation, label: &str) -> Vec<String> {
             .iter()
             .map(|a| format!("  also held: {}", a.words())),
     );
+    out
+}
+
+/// What holds the job (or one direction of it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Held {
+    /// `reads` or `writes` where the job's are judged apart, a job of a
+    /// file of several with its direction (`[fill] writes`), else empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub direction: String,
+    pub saturation: Saturation,
+    /// What lifting it may buy, by the device study's estimates, where a
+    /// measurement of the job's says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Estimate>,
+}
+
+/// What holds the job whose runs are `points` on target `t`, at its point
+/// `p` (its depth, block, engine), against `caps`, its reads and writes
+/// judged apart where it does both ([`directions`]), and each job apart
+/// in each direction it does where the file has several ([`per_job`]:
+/// `jobs[i]` is each job's figures in `points[i]`), each with what
+/// lifting it may buy ([`cost`], by the `levers` in the context `cx`).
+pub fn held(
+    t: &TargetProfile,
+    (points, jobs): (&[RunRecord], &[Vec<JobFigures>]),
+    (machine, caps): (&Machine, &Caps),
+    (levers, cx, p): (&[Lever], &Context, &Point),
+) -> Vec<Held> {
+    let mut each = per_job(points, jobs);
+    if each.is_empty() {
+        each = directions(points)
+            .into_iter()
+            .map(|(d, runs)| (d.to_string(), runs))
+            .collect();
+    }
+    each.into_iter()
+        .map(|(direction, runs)| {
+            let s = classify_job(t, &runs, p.qd, machine, caps);
+            Held {
+                cost: cost(&s, &runs, (levers, cx, p)),
+                saturation: s,
+                direction,
+            }
+        })
+        .collect()
+}
+
+/// What holds a job whose target the study could not read: not
+/// identified, and why.
+pub fn unreadable_target() -> Held {
+    let part = "the job's target is not one the study could read, so no device, queue or limit of it to judge its runs against";
+    Held {
+        saturation: Saturation {
+            part: part.into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The runs to judge, whole or one direction at a time: a job that both
+/// reads and writes is judged on each direction's rate apart (the
+/// device's and the CPUs' figures being the run's).
+pub fn directions(points: &[RunRecord]) -> Vec<(&'static str, Vec<RunRecord>)> {
+    let both = points
+        .iter()
+        .any(|r| r.summary.read_iops > 0.0 && r.summary.write_iops > 0.0);
+    if !both {
+        return vec![("", points.to_vec())];
+    }
+    let one = |reads: bool| {
+        points
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                let s = &mut r.summary;
+                let mine = if reads { s.read_iops } else { s.write_iops };
+                s.bw_bytes_per_s *= mine / s.iops.max(1e-9);
+                s.iops = mine;
+                r.workload.rw = one_way(&r.workload.rw, reads);
+                r
+            })
+            .collect()
+    };
+    vec![("reads", one(true)), ("writes", one(false))]
+}
+
+/// What holds the job, in lines: each verdict's [`words`], with what
+/// lifting it may buy.
+pub fn held_words(held: &[Held]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in held {
+        out.extend(words(&h.saturation, &h.direction));
+        if let Some(c) = &h.cost {
+            out.push(format!("  lifting it may buy {}", c.words()));
+        }
+    }
     out
 }

@@ -2,7 +2,8 @@
 //! its variants made up as the runs of a real job would record them.
 
 use super::caps::Caps;
-use super::point::{classify_job, words};
+use super::job::{Dir, JobFigures};
+use super::point::{classify_job, directions, per_job, words};
 use super::tests::{machine, queue_of, ruled, run, target};
 use super::Cause;
 use ssdready_measured::record::{RunRecord, TargetKind};
@@ -158,4 +159,84 @@ fn a_job_whose_repeats_all_failed_says_so() {
     let s = classify_job(&t, &runs, 8, &machine(), &Caps::default());
     assert_eq!(s.limit, Cause::NotIdentified);
     assert_eq!(s.part, "no run of the job as written completed");
+}
+
+#[test]
+fn a_job_that_reads_and_writes_is_judged_on_each_directions_rate() {
+    let r = RunRecord {
+        workload: ssdready_measured::record::Workload {
+            rw: "randrw".into(),
+            ..Default::default()
+        },
+        summary: ssdready_measured::summary::PointSummary {
+            iops: 1000.0,
+            read_iops: 700.0,
+            write_iops: 300.0,
+            bw_bytes_per_s: 4_096_000.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let d = directions(std::slice::from_ref(&r));
+    assert_eq!(d.len(), 2);
+    let (label, runs) = &d[1];
+    assert_eq!(*label, "writes");
+    assert_eq!(runs[0].workload.rw, "randwrite");
+    assert_eq!(runs[0].summary.iops, 300.0);
+    assert!((runs[0].summary.bw_bytes_per_s - 1_228_800.0).abs() < 1e-6);
+    let mut reads_only = r.clone();
+    reads_only.summary.write_iops = 0.0;
+    let d = directions(&[reads_only]);
+    assert_eq!((d.len(), d[0].0), (1, ""));
+}
+
+/// A job's figures in one run: its reads' and writes' IOPS (4 KiB each).
+fn figures(name: &str, reads: f64, writes: f64) -> JobFigures {
+    let dir = |iops: f64| {
+        (iops > 0.0).then(|| Dir {
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            ..Default::default()
+        })
+    };
+    JobFigures {
+        name: name.into(),
+        read: dir(reads),
+        write: dir(writes),
+    }
+}
+
+#[test]
+fn a_file_of_a_reading_job_and_a_writing_job_is_judged_job_by_job_each_on_its_own_rate() {
+    let runs = vec![
+        run("qd-8", 8, 30_000.0, 40.0, 20.0, 7.5),
+        run("qd-8#2", 8, 31_000.0, 40.0, 20.0, 7.5),
+    ];
+    let jobs = vec![
+        vec![
+            figures("reads", 20_000.0, 0.0),
+            figures("writes", 0.0, 10_000.0),
+        ],
+        vec![
+            figures("reads", 21_000.0, 0.0),
+            figures("writes", 0.0, 10_000.0),
+        ],
+    ];
+    let each = per_job(&runs, &jobs);
+    let labels: Vec<&str> = each.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(labels, ["[reads] reads", "[writes] writes"]);
+    let (_, writes) = &each[1];
+    assert_eq!(writes[0].workload.rw, "randwrite");
+    let rates: Vec<f64> = writes.iter().map(|r| r.summary.iops).collect();
+    assert_eq!(rates, [10_000.0, 10_000.0]);
+    assert_eq!(writes[1].summary.bw_bytes_per_s, 10_000.0 * 4096.0);
+    // A run that gave no result has no rate of the job's.
+    let short = per_job(&runs, &jobs[..1]);
+    assert_eq!(short[0].1[1].summary.iops, 0.0);
+    // One job: nothing to judge apart.
+    let one = vec![vec![figures("reads", 20_000.0, 0.0)]; 2];
+    assert!(per_job(&runs, &one).is_empty());
+    let t = target(TargetKind::BlockDevice);
+    let s = classify_job(&t, &each[0].1, 8, &machine(), &Caps::default());
+    assert!(words(&s, &each[0].0)[0].starts_with("[reads] reads: "));
 }

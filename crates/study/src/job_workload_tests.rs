@@ -5,9 +5,10 @@
 //! a mix is judged direction by direction on each one's metric.
 
 use super::*;
-use crate::job::{Dir, JobFigures, Variant, VariantResult};
-use crate::job_best;
+use crate::job;
 use ssdready_core::options::RawOption;
+use ssdready_diagnosis::limit::job::best as job_best;
+use ssdready_diagnosis::limit::job::gain::*;
 
 fn figures(read: Option<(f64, f64)>, write: Option<(f64, f64)>) -> RunFigures {
     let dir = |x: Option<(f64, f64)>| {
@@ -288,7 +289,7 @@ fn the_study_s_text_shows_a_different_workload_apart_from_the_application_s_mech
             .find(|r| r.0 == o)
             .map(|r| figures(Some((r.1, r.2)), None))
     };
-    let mut doc = crate::job_run::JobDoc {
+    let mut doc = crate::session_parts::JobDoc {
         repeats: repeats.clone(),
         median_iops: 98_206.0,
         ..Default::default()
@@ -299,7 +300,7 @@ fn the_study_s_text_shows_a_different_workload_apart_from_the_application_s_mech
             false => doc.variants.push(r),
         }
     }
-    let text = crate::job_run::text(&doc);
+    let text = crate::outputs::job_text(&doc);
     let (mechanics, other) = text
         .split_once("what a different workload would get")
         .expect("a section apart");

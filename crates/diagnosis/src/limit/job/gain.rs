@@ -17,7 +17,7 @@
 //! there up (streaming). A mix gains where every direction gains beyond
 //! its own noise, and loses where one loses beyond it.
 
-use crate::job::{self, RunFigures, GAIN_PCT};
+use super::{self as job, RunFigures, GAIN_PCT};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 use ssdready_core::spec::JobSpec;
@@ -288,7 +288,3 @@ pub fn workload_line(v: &job::VariantResult) -> String {
         false => format!("{}: {}", v.what, each.join("; ")),
     }
 }
-
-#[cfg(test)]
-#[path = "job_gain_tests.rs"]
-mod tests;

@@ -1,6 +1,6 @@
 //! The job's best configuration: every change of the application's I/O
 //! mechanics that gained beyond the noise on its own (the best value of
-//! each option; never a change of its workload, [`crate::job_gain`]) and
+//! each option; never a change of its workload, [`super::gain`]) and
 //! every change of the host that helped, applied together and run in turns against the job as written — the
 //! job first, then the changed one first, pair by pair, so that a drift
 //! through the runs favours neither — with the gain of the set and
@@ -8,11 +8,11 @@
 //! back with those options changed (`job-best.fio`), its header giving
 //! the measured gain, and the lines that changed.
 
-use crate::job::{self, VariantResult};
+use super::{self as job, VariantResult};
+use crate::levers::Metric;
+use crate::trials::{Trial, Turn};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
-use ssdready_diagnosis::levers::Metric;
-use ssdready_diagnosis::trials::{Trial, Turn};
 
 /// Pairs of turns the set runs.
 pub const PAIRS: usize = 2;
@@ -21,7 +21,7 @@ pub const PAIRS: usize = 2;
 /// of its trials ran.
 pub fn pairs(host: bool) -> usize {
     match host {
-        true => PAIRS.max(ssdready_diagnosis::trials::MIN_PAIRS),
+        true => PAIRS.max(crate::trials::MIN_PAIRS),
         false => PAIRS,
     }
 }
@@ -102,9 +102,7 @@ pub struct Best {
 pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
     let mut best: Vec<&VariantResult> = Vec::new();
     for v in variants.iter().filter(|v| {
-        v.beyond_noise
-            && v.gain_pct.is_some_and(|g| g > 0.0)
-            && crate::job_gain::mechanic(&v.option)
+        v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0) && super::gain::mechanic(&v.option)
     }) {
         let key = v.option.split('=').next().unwrap_or_default();
         match best
@@ -272,13 +270,13 @@ pub fn host_files(
     at: &str,
     date: &str,
     limits: Option<&ssdready_measured::limits::Inventory>,
-) -> Vec<ssdready_diagnosis::combination_files::File> {
-    use ssdready_diagnosis::combination::{self as comb, Combination, Member, Set};
-    use ssdready_diagnosis::combination_files::{self as files, FIO};
+) -> Vec<crate::combination_files::File> {
+    use crate::combination::{self as comb, Combination, Member, Set};
+    use crate::combination_files::{self as files, FIO};
     if b.host.is_empty() || !b.beyond_noise {
         return Vec::new();
     }
-    let table = ssdready_diagnosis::levers::shipped();
+    let table = crate::levers::shipped();
     let changes: Vec<Member> = trials
         .iter()
         .filter(|t| b.host.contains(&t.change()))

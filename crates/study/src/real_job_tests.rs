@@ -1,11 +1,9 @@
 //! The job's runs kept as the device study's points: the job as written
 //! and its depths as the queue-depth sweep's, any other variant apart, a
-//! failed run with its reason; a job that reads and writes judged on each
-//! direction's rate.
+//! failed run with its reason.
 
 use super::*;
 use ssdready_core::options::RawOption;
-use ssdready_measured::summary::PointSummary;
 
 fn job(depth: &str, jobs: &str) -> Vec<Section> {
     let o = |k: &str, v: &str| RawOption {
@@ -74,39 +72,10 @@ fn the_jobs_runs_are_named_as_the_device_studys_points() {
     assert_eq!(p.records[3].error.as_deref(), Some("the device went away"));
     assert!(p.records[..3].iter().all(|r| r.error.is_none()));
     // No target detected: not identified, and why.
-    let lines = words(&judge.judge(&p.records, &written));
+    let lines = point::held_words(&judge.judge((&p.records, &p.jobs), &written));
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].starts_with("not identified: the job's target"),
         "{lines:?}"
     );
-}
-
-#[test]
-fn a_job_that_reads_and_writes_is_judged_on_each_directions_rate() {
-    let r = RunRecord {
-        workload: Workload {
-            rw: "randrw".into(),
-            ..Default::default()
-        },
-        summary: PointSummary {
-            iops: 1000.0,
-            read_iops: 700.0,
-            write_iops: 300.0,
-            bw_bytes_per_s: 4_096_000.0,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let d = directions(std::slice::from_ref(&r));
-    assert_eq!(d.len(), 2);
-    let (label, runs) = &d[1];
-    assert_eq!(*label, "writes");
-    assert_eq!(runs[0].workload.rw, "randwrite");
-    assert_eq!(runs[0].summary.iops, 300.0);
-    assert!((runs[0].summary.bw_bytes_per_s - 1_228_800.0).abs() < 1e-6);
-    let mut reads_only = r.clone();
-    reads_only.summary.write_iops = 0.0;
-    let d = directions(&[reads_only]);
-    assert_eq!((d.len(), d[0].0), (1, ""));
 }

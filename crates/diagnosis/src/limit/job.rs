@@ -1,0 +1,321 @@
+//! The user's own job (`ssdready study --job FILE`) as fio runs it and
+//! as it ran, purely: each job of the file read through core's resolved
+//! spec ([`spec`]), its figures per job and together from a run's result
+//! ([`RunFigures`]: IOPS and bandwidth per direction; mean, p99 and p99.9
+//! completion latency), the repeats' median and spread, and a
+//! rate-limited job's rate reached. Its variants judged on the job's own
+//! metric are [`gain`]; the best configuration of the changes that gained
+//! is [`best`]; what holds the job is the device study's causes
+//! ([`super::point`]).
+
+pub mod best;
+pub mod gain;
+
+pub use gain::{directions, largest_block, mean_block};
+use serde::{Deserialize, Serialize};
+use ssdready_core::options::{RawOption, Section};
+use ssdready_core::result::{DirResult, RunResult};
+use ssdready_core::spec::JobSpec;
+
+/// A gain of a variant counts from this share up (and beyond the spread).
+pub const GAIN_PCT: f64 = 10.0;
+
+/// Job `job` of `sections` as fio runs it: core's resolved spec, built
+/// as `run` builds it from the globals before the job and its own options
+/// in order, so that every alias (`readwrite`, `blocksize`, `timeout`, …),
+/// every included file (expanded into the sections when the file was
+/// read) and every per-direction value (`bs=4k,64k`) counts. Every
+/// question the study asks of a job's options is answered here. A job
+/// core refuses whole (the study's parse-only run refuses it before any
+/// run) is read option by option, each one core takes applied in order.
+pub fn spec(sections: &[Section], job: usize) -> JobSpec {
+    let own = sections.get(job).cloned().unwrap_or_default();
+    let mut upto: Vec<Section> = sections[..job.min(sections.len())]
+        .iter()
+        .filter(|s| s.global)
+        .cloned()
+        .collect();
+    upto.push(Section {
+        global: false,
+        ..own
+    });
+    if let Ok(mut built) = ssdready_core::options::build_jobs(&upto) {
+        if let Some(s) = built.pop() {
+            return s;
+        }
+    }
+    let mut s = JobSpec::default();
+    for o in upto.iter().flat_map(|s| s.options.iter()) {
+        let _ = ssdready_core::options::apply(&mut s, &o.key, o.value.as_deref());
+    }
+    s
+}
+
+/// fio's own name of an option written as `key` (`readwrite` → `rw`,
+/// `blocksize` → `bs`); `key` itself where core does not know it.
+pub fn canonical(key: &str) -> &str {
+    ssdready_core::options::find(key).map_or(key, |d| d.name)
+}
+
+/// Set `key` on every job by fio's own name of it, after what the job
+/// wrote (under any of its names), so that it wins.
+pub fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]) -> String) {
+    let key = canonical(key);
+    let snapshot = sections.to_vec();
+    for (i, s) in sections.iter_mut().enumerate().filter(|(_, s)| !s.global) {
+        let v = value(i, &snapshot);
+        s.options.push(RawOption::cli(key, Some(&v)));
+    }
+}
+
+/// The engine of a job, as the job names it (`sync`, `libaio`, …).
+pub fn engine_named(s: &JobSpec) -> String {
+    s.engine_named
+        .clone()
+        .unwrap_or_else(|| s.engine().name.to_string())
+}
+
+/// One direction's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dir {
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: Option<u64>,
+    pub lat_p999_ns: Option<u64>,
+}
+
+fn pct_of(d: &DirResult, want: f64) -> Option<u64> {
+    d.clat
+        .percentiles
+        .iter()
+        .find(|(p, _)| (p - want).abs() < 1e-6)
+        .map(|x| x.1)
+}
+
+impl Dir {
+    fn of(d: &DirResult) -> Option<Dir> {
+        (d.ios > 0).then(|| Dir {
+            iops: d.iops,
+            bw_bytes_per_s: d.bw_bytes_per_s,
+            lat_mean_ns: d.clat.mean_ns,
+            lat_p99_ns: pct_of(d, 99.0),
+            lat_p999_ns: pct_of(d, 99.9),
+        })
+    }
+}
+
+/// One job's figures in one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobFigures {
+    pub name: String,
+    pub read: Option<Dir>,
+    pub write: Option<Dir>,
+}
+
+/// One run's figures: each job, and together (rates summed, latency
+/// weighted by the I/Os).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub jobs: Vec<JobFigures>,
+    pub together: JobFigures,
+    /// The I/Os' latency along their path, where the run split it (root,
+    /// a block device: the kernel's block tracepoints): each part's mean
+    /// and its share of the I/Os' mean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<Part>,
+    /// The CPU each I/O cost, layer by layer, where the run profiled it
+    /// (root: system-wide samples): each layer's share of the busy CPU and
+    /// its CPU per I/O.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_layers: Vec<Part>,
+}
+
+/// Each phase's label for its parts: none for a run of one phase, else its
+/// jobs' names (`[fill] `), as a stonewalled job file runs them in turn.
+fn phase_labels(r: &RunResult) -> Vec<String> {
+    let one = r.phases.len() < 2;
+    r.phases
+        .iter()
+        .map(|p| match one {
+            true => String::new(),
+            false => {
+                let names: Vec<&str> = p
+                    .jobs
+                    .iter()
+                    .filter_map(|&j| r.jobs.get(j).map(|j| j.name.as_str()))
+                    .collect();
+                format!("[{}] ", names.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// One part of the latency split.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub part: String,
+    pub mean_ns: f64,
+    pub share_pct: f64,
+}
+
+impl RunFigures {
+    /// The figures of a run's result.
+    pub fn of(r: &RunResult) -> RunFigures {
+        let jobs: Vec<JobFigures> = r
+            .jobs
+            .iter()
+            .map(|j| JobFigures {
+                name: j.name.clone(),
+                read: j.read.as_ref().and_then(Dir::of),
+                write: j.write.as_ref().and_then(Dir::of),
+            })
+            .collect();
+        let sum = |pick: &dyn Fn(&JobFigures) -> Option<&Dir>| {
+            let ds: Vec<&Dir> = jobs.iter().filter_map(pick).collect();
+            let iops: f64 = ds.iter().map(|d| d.iops).sum();
+            (!ds.is_empty()).then(|| Dir {
+                iops,
+                bw_bytes_per_s: ds.iter().map(|d| d.bw_bytes_per_s).sum(),
+                lat_mean_ns: ds.iter().map(|d| d.lat_mean_ns * d.iops).sum::<f64>()
+                    / iops.max(1e-9),
+                // Percentiles do not add up: the worst job's, an upper bound.
+                lat_p99_ns: ds.iter().filter_map(|d| d.lat_p99_ns).max(),
+                lat_p999_ns: ds.iter().filter_map(|d| d.lat_p999_ns).max(),
+            })
+        };
+        let together = JobFigures {
+            name: "all jobs".into(),
+            read: sum(&|j| j.read.as_ref()),
+            write: sum(&|j| j.write.as_ref()),
+        };
+        let label = phase_labels(r);
+        let split = r
+            .phases
+            .iter()
+            .zip(&label)
+            .filter_map(|(p, l)| Some((p.decomposition.as_ref()?, l)))
+            .flat_map(|(d, l)| d.parts.iter().map(move |p| (p, l)))
+            .map(|(p, l)| Part {
+                part: format!("{l}{}", p.part),
+                mean_ns: p.mean_ns,
+                share_pct: p.share_pct,
+            })
+            .collect();
+        let cpu_layers = r
+            .phases
+            .iter()
+            .zip(&label)
+            .filter_map(|(p, l)| Some((p.profile.as_ref()?, l)))
+            .flat_map(|(p, l)| p.layers.iter().map(move |x| (x, l)))
+            .filter(|(x, _)| x.share_of_busy_pct > 0.0)
+            .map(|(x, l)| Part {
+                part: format!("{l}{}", x.layer),
+                mean_ns: x.ns_per_io,
+                share_pct: x.share_of_busy_pct,
+            })
+            .collect();
+        RunFigures {
+            jobs,
+            together,
+            split,
+            cpu_layers,
+        }
+    }
+
+    /// The rate the study compares runs by: IOPS of both directions.
+    pub fn iops(&self) -> f64 {
+        self.together.read.as_ref().map_or(0.0, |d| d.iops)
+            + self.together.write.as_ref().map_or(0.0, |d| d.iops)
+    }
+
+    /// Bytes per second of both directions.
+    pub fn bandwidth(&self) -> f64 {
+        self.together
+            .read
+            .as_ref()
+            .map_or(0.0, |d| d.bw_bytes_per_s)
+            + self
+                .together
+                .write
+                .as_ref()
+                .map_or(0.0, |d| d.bw_bytes_per_s)
+    }
+}
+
+/// A variant measured against the job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantResult {
+    pub what: String,
+    pub option: String,
+    pub figures: Option<RunFigures>,
+    /// On the job's own metric against its median, percent: the least of
+    /// its directions' ([`gain::judge_variant`]).
+    pub gain_pct: Option<f64>,
+    /// The job's metric is bandwidth (every direction streams), not IOPS.
+    #[serde(default)]
+    pub by_bandwidth: bool,
+    /// Beyond the repeats' spread and [`GAIN_PCT`], every direction where
+    /// it gains.
+    pub beyond_noise: bool,
+    pub error: Option<String>,
+    /// Each direction's change on its own metric, and on both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_direction: Vec<gain::DirGain>,
+    /// What it asks of the application (a mechanic of its I/O).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub asks: String,
+}
+
+/// The median of the repeats' rates, and their spread (max − min) in
+/// percent of it.
+pub fn median_spread(rates: &[f64]) -> Option<(f64, f64)> {
+    let mut v: Vec<f64> = rates.iter().copied().filter(|r| r.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let mid = *v.get(v.len() / 2)?;
+    let spread = 100.0 * (v[v.len() - 1] - v[0]) / mid.max(1e-9);
+    Some((mid, spread))
+}
+
+/// A rate-limited job's question is its latency at that load: for each
+/// job and direction with `rate_iops` or `rate`, whether the job reached
+/// the rate it asked (95 % of it, all its workers together) and its p99
+/// there; a job with think time says it paces itself.
+pub fn rates(r: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for j in &r.jobs {
+        let n = j.workers.max(1) as f64;
+        for (d, label, got) in [(0, "reads", &j.read), (1, "writes", &j.write)] {
+            let Some(got) = got.as_ref().filter(|g| g.ios > 0) else {
+                continue;
+            };
+            let (asked, have, unit) = match (j.spec.rate_iops[d], j.spec.rate_bytes[d]) {
+                (Some(i), _) => (i as f64 * n, got.iops, "IOPS"),
+                (None, Some(b)) => (
+                    b as f64 * n / 1048576.0,
+                    got.bw_bytes_per_s / 1048576.0,
+                    "MiB/s",
+                ),
+                _ => continue,
+            };
+            let p99 =
+                pct_of(got, 99.0).map_or("?".into(), |ns| ssdready_core::units::fmt_ns(ns as f64));
+            let verdict = match have >= 0.95 * asked {
+                true => "reached".to_string(),
+                false => format!("not reached: {:.0} % short", 100.0 * (1.0 - have / asked)),
+            };
+            out.push(format!(
+                "[{}] {label}: {have:.0} of {asked:.0} {unit} asked ({verdict}), p99 {p99} at that load",
+                j.name
+            ));
+        }
+        if j.spec.thinktime_ns > 0 {
+            out.push(format!(
+                "[{}] thinks {} between I/Os: its own pace sets its load",
+                j.name,
+                ssdready_core::units::fmt_ns(j.spec.thinktime_ns as f64)
+            ));
+        }
+    }
+    out
+}
