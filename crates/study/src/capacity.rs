@@ -8,7 +8,7 @@
 //! I/O's latency counted from when it was due (`lat_from=schedule`: no
 //! coordinated omission; after a ramp of half a second, without which the
 //! I/Os due while the threads start count late), up to
-//! [`crate::slo::CAP`] in flight per thread; the peak is the job
+//! [`CAP`] in flight per thread; the peak is the job
 //! closed-loop at that depth.
 
 use ssdready_core::options::Section;
@@ -18,6 +18,10 @@ use ssdready_measured::summary::PointSummary;
 use ssdready_run::{RunFn, RunRequest};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+/// The cap on what is outstanding (`iodepth`) of the open loop: deep
+/// enough that it does not bind below the capacity.
+pub const CAP: u32 = 256;
 
 /// The request of one point: the workload's (from
 /// [`crate::jobs::request`], the measured job last) with the open loop's
@@ -59,7 +63,7 @@ pub fn job_at_load(sections: &[Section], iops: u64, seed: u32) -> Vec<Section> {
     for k in ["rate", "thinktime", "latency_target"] {
         set_all(&mut s, k, "0");
     }
-    set_all(&mut s, "iodepth", &crate::slo::CAP.to_string());
+    set_all(&mut s, "iodepth", &CAP.to_string());
     // The schedule starts with the job: without a ramp, the I/Os due
     // while its threads start count late, and a second's p99 is theirs.
     if (0..s.len()).all(|i| s[i].global || crate::job::spec(&s, i).ramp_time_ns == 0) {
@@ -154,8 +158,7 @@ pub fn job_ceiling(sections: &[Section], median: f64) -> Result<Option<Ceiling>,
         bw_bytes_per_s: s.bw_bytes_per_s,
         basis: format!(
             "the model of {} alone, in virtual time, the job's mix at {} in flight per thread",
-            files[0],
-            crate::slo::CAP
+            files[0], CAP
         ),
         share_pct: 100.0 * median / s.iops,
     }))

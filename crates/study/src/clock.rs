@@ -233,6 +233,14 @@ pub fn budget_s(plan: &Plan, quick: bool, clock: &Clock) -> f64 {
     }
 }
 
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,9 @@
 //! the length it used.
 
 use ssdready_core::options::{RawOption, Section};
+
+/// Repeats of the job as written.
+pub const REPEATS: usize = 3;
 pub use ssdready_diagnosis::limit::job::{
     canonical, directions, engine_named, largest_block, mean_block, median_spread, rates, set_all,
     spec, Dir, JobFigures, Part, RunFigures, VariantResult, GAIN_PCT,

@@ -5,10 +5,10 @@
 //! ended, and a job study against its baseline. The plan's text is
 //! [`crate::text::plan`], the findings' the diagnosis's.
 
+use crate::job::REPEATS;
 use crate::model::StudyDoc;
 use crate::plan::Plan;
 use crate::session_parts::{Compared, JobDoc};
-use crate::session_run::REPEATS;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_measured::record::RunRecord;
 use std::path::Path;

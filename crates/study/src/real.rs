@@ -395,7 +395,7 @@ impl<'a> Points<'a> {
         request: &RunRequest,
     ) -> Result<RunResult, String> {
         let w = workload(sections, self.target.as_ref());
-        let started = crate::session::now_ms();
+        let started = crate::clock::now_ms();
         let at = std::time::Instant::now();
         let ran = self.runner.run(&w, request);
         let mut rec = self.record(kind, w);

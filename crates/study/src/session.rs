@@ -31,6 +31,7 @@
 //! current run.
 
 use crate::ask::{Ask, AskError};
+use crate::clock::now_ms;
 use crate::clock::Clock;
 use crate::job;
 use crate::model::StudyDoc;
@@ -199,14 +200,6 @@ pub fn fleet(o: &Options, obs: &mut dyn Observer) -> Result<Studied, StudyError>
         dir: p.dir,
         of: Of::Fleet { partial },
     })
-}
-
-/// Milliseconds since the Unix epoch, now.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Check the command line, start the drive behind the kernel when the
@@ -658,7 +651,7 @@ pub fn study_job(
         ask_command(o),
     );
     let host_runs = host.runs();
-    let runs = steps::REPEATS
+    let runs = crate::job::REPEATS
         + usize::from(root)
         + job::variants(&sections).len()
         + 2 * job_best::PAIRS

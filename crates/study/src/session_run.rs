@@ -15,7 +15,7 @@
 use crate::capacity::CapacityDoc;
 use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
-use crate::job::{self, RunFigures, Variant, VariantResult};
+use crate::job::{self, RunFigures, Variant, VariantResult, REPEATS};
 use crate::job_levers::Planned;
 use crate::job_trials::{self, Host};
 use crate::model::{Skip, StudyDoc};
@@ -313,9 +313,6 @@ fn trials(
     }
     (section, notes)
 }
-
-/// Repeats of the job as written.
-pub const REPEATS: usize = 3;
 
 /// The host's levers of the job: the hands and setting, the levers
 /// planned and those not tried ([`crate::job_levers::plan`]).

@@ -13,9 +13,7 @@ use crate::model::Skip;
 use crate::plan::{Plan, Settings, CAPACITY_RUNS};
 use ssdready_measured::record::{TargetKind, TargetProfile};
 
-/// The cap on what is outstanding (`iodepth`) of the open loop: deep
-/// enough that it does not bind below the capacity.
-pub const CAP: u32 = 256;
+pub use crate::capacity::CAP;
 
 /// What the search covers.
 const WHAT: &str = "4 KiB random reads";
