@@ -12,7 +12,7 @@
 //! they bought as measured, and how to apply the file.
 
 use crate::combination::{Combination, Member};
-use crate::levers::{self, Kind};
+use crate::levers::{self, LeverKind};
 use crate::permanent;
 use crate::trials::fmt_gain;
 use ssdready_measured::group_limits::{self, GroupLimit};
@@ -43,12 +43,12 @@ pub fn names(c: &Combination) -> Vec<&'static str> {
     if c.kept_gain().is_none() || c.kept.change_options.is_empty() {
         return Vec::new();
     }
-    let has = |k: Kind| kept(c).iter().any(|m| m.kind == k);
+    let has = |k: &dyn Fn(&dyn LeverKind) -> bool| kept(c).iter().any(|m| k(m.kind.ops()));
     let mut out = Vec::new();
-    if has(Kind::Queue) {
+    if has(&|k| k.on_queue()) {
         out.push(UDEV);
     }
-    if has(Kind::Cgroup) {
+    if has(&|k| k.lifts_group()) {
         out.push(SYSTEMD);
     }
     out.push(FIO);
@@ -104,26 +104,13 @@ pub fn header(c: &Combination, date: &str) -> String {
 fn udev(c: &Combination, head: &str) -> String {
     let mut queue: Vec<&Member> = kept(c)
         .into_iter()
-        .filter(|m| m.kind == Kind::Queue)
+        .filter(|m| m.kind.ops().on_queue())
         .collect();
-    queue.sort_by_key(|m| crate::combination::order(m.kind, m.attr.as_deref()));
-    let mut s = format!(
+    format!(
         "{head}# The device queue settings of this configuration. To apply them:\n\
-         #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n"
-    );
-    if queue.len() > 1 && queue[0].attr.as_deref() == Some("scheduler") {
-        s.push_str("# The scheduler comes first: switching it resets nr_requests.\n");
-    }
-    for m in queue {
-        let attr = m.attr.as_deref().unwrap_or_default();
-        for d in &m.devices {
-            s.push_str(&format!(
-                "ACTION==\"add|change\", KERNEL==\"{d}\", ATTR{{queue/{attr}}}=\"{}\"\n",
-                m.value
-            ));
-        }
-    }
-    s
+         #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n{}",
+        levers::kind_queue::udev_lines(&mut queue)
+    )
 }
 
 /// The unit a group is (its last component), and its drop-in section.
@@ -164,7 +151,7 @@ fn lifted(c: &Combination) -> Vec<GroupLimit> {
     let table = levers::shipped();
     let limit = |id: &str| table.iter().find(|l| l.id == id)?.lift();
     let mut out: Vec<GroupLimit> = Vec::new();
-    for m in kept(c).into_iter().filter(|m| m.kind == Kind::Cgroup) {
+    for m in kept(c).into_iter().filter(|m| m.kind.ops().lifts_group()) {
         match limit(&m.lever) {
             Some(g) => out.push(g),
             None => out.extend(GroupLimit::ALL),
@@ -366,7 +353,7 @@ fn fio(c: &Combination, head: &str) -> String {
     }
     let apps: Vec<&str> = kept(c)
         .into_iter()
-        .filter(|m| m.kind == Kind::Application)
+        .filter(|m| !m.kind.ops().of_host())
         .map(|m| m.change.as_str())
         .collect();
     let mut s = format!(

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::combination::{judge_set, Set};
-use crate::levers::{Metric, Point};
+use crate::levers::{Kind, Metric, Point};
 use crate::trials::{Measured, Turn};
 use ssdready_measured::limits::{IoLimitKind, IoThrottle};
 
