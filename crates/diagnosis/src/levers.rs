@@ -261,6 +261,13 @@ pub fn together(parts: Vec<(&Lever, Apply)>) -> Vec<(Vec<String>, Apply)> {
     out
 }
 
+impl Apply {
+    /// Whether it moves the study's process to a group of its own.
+    pub fn moves_process(&self) -> bool {
+        matches!(self, Apply::Escape(_))
+    }
+}
+
 fn err(line: usize, msg: String) -> RuleError {
     RuleError { line, msg }
 }

@@ -245,9 +245,9 @@ pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, S
         .collect();
     let mut out: Vec<(String, Box<dyn Change>)> = Vec::new();
     for (ids, a) in levers::together(changes) {
-        let name = match a {
-            levers::Apply::Escape(_) => "the study's group".to_string(),
-            _ => ids.join(" + "),
+        let name = match a.moves_process() {
+            true => "the study's group".to_string(),
+            false => ids.join(" + "),
         };
         out.push((name, make(host.hands, &host.setting.disks, &a)?));
     }

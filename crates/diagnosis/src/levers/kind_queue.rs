@@ -24,9 +24,11 @@ use ssdready_measured::group_limits::Lift;
 pub const SCHEDULER: &str = "scheduler";
 /// The queue file of the requests queued per hardware queue.
 pub const NR_REQUESTS: &str = "nr_requests";
+/// The queue file of the largest request the device takes (`hw-max`).
+pub const HW_MAX: &str = "max_hw_sectors_kb";
 /// The queue files the study reads beside the levers' own: the largest
-/// request the device takes (`hw-max`) and whether it has poll queues.
-pub const READ_ALSO: [&str; 2] = ["max_hw_sectors_kb", POLL];
+/// request the device takes and whether it has poll queues.
+pub const READ_ALSO: [&str; 2] = [HW_MAX, POLL];
 /// Whether the device has poll queues (1: it has).
 const POLL: &str = "io_poll";
 
