@@ -9,11 +9,13 @@
 //! change ([`Apply`]) through the `tune` crate.
 
 use super::{Apply, Candidate, Context, Kind, Lever, Point};
+use crate::combination::Combination;
 use crate::estimate::Estimate;
 use crate::limit::Cause;
 use crate::trials::Reason;
 use crate::trials_plan::Consent;
 use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::Inventory;
 
 /// Why a lever cannot be tried: the reason and its words.
 pub type NotTried = (Reason, String);
@@ -90,6 +92,18 @@ pub trait LeverKind: Sync {
     /// Where its change is made among a set's (lower first), `attr` its
     /// queue file where it has one.
     fn order(&self, attr: Option<&str>) -> u8;
+
+    /// The file of a configuration that makes this kind's changes last
+    /// (`crate::combination_files`), where it has one of its own.
+    fn lasting(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// That file's text for the configuration `c`, after `head`, from the
+    /// inventory of the study's limits where it was read.
+    fn lasting_text(&self, _c: &Combination, _head: &str, _limits: Option<&Inventory>) -> String {
+        String::new()
+    }
 }
 
 /// Every kind: its word in the table, the kind a trial records, and its

@@ -13,11 +13,13 @@
 
 use super::kind::{LeverKind, NotTried};
 use super::{Apply, Candidate, Context, Lever, Point};
-use crate::combination::Member;
+use crate::combination::{Combination, Member};
+use crate::combination_files::{kept, UDEV};
 use crate::limit::Cause;
 use crate::trials::Reason;
 use crate::trials_plan::Consent;
 use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::Inventory;
 
 /// The queue file of the I/O scheduler: switching it resets
 /// `nr_requests` and the other settings it owns.
@@ -156,6 +158,23 @@ impl LeverKind for Queue {
             false => 1,
         }
     }
+
+    fn lasting(&self) -> Option<&'static str> {
+        Some(UDEV)
+    }
+
+    /// The rule lines: per queue setting (the scheduler first), per device.
+    fn lasting_text(&self, c: &Combination, head: &str, _limits: Option<&Inventory>) -> String {
+        let mut queue: Vec<&Member> = kept(c)
+            .into_iter()
+            .filter(|m| m.kind.ops().on_queue())
+            .collect();
+        format!(
+            "{head}# The device queue settings of this configuration. To apply them:\n\
+             #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n{}",
+            udev_lines(&mut queue)
+        )
+    }
 }
 
 /// The udev rule line that sets `queue/ATTR` of `disk` to `value`.
@@ -171,7 +190,7 @@ pub fn polled(cx: &Context) -> bool {
 /// The udev rule lines of a set's queue settings, in the order they are
 /// made (the scheduler first, said so where others follow it), each on
 /// each of its devices.
-pub fn udev_lines(queue: &mut [&Member]) -> String {
+fn udev_lines(queue: &mut [&Member]) -> String {
     queue.sort_by_key(|m| QUEUE.order(m.attr.as_deref()));
     let mut s = String::new();
     if queue.len() > 1 && queue[0].attr.as_deref() == Some(SCHEDULER) {
