@@ -10,7 +10,6 @@
 
 use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::Workload;
-use ssdready_diagnosis::levers::kind_queue::SCHEDULER;
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_measured::record::TargetProfile;
 use ssdready_measured::summary::PointSummary;
@@ -133,11 +132,11 @@ impl<'a> RealRunner<'a> {
         let t = self.tuner()?;
         let held = |t: &Tuner| {
             let mut c = t.changed().iter();
-            c.find(|s| s.device == dev && s.attr == SCHEDULER)
+            c.find(|s| s.device == dev && s.attr == "scheduler")
                 .map(|s| s.original.clone())
         };
         let first = held(t).is_none();
-        let set = t.set(&dev, SCHEDULER, want);
+        let set = t.set(&dev, "scheduler", want);
         let original = held(t);
         let recovered: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
         self.notes.extend(recovered);
@@ -160,12 +159,12 @@ impl<'a> RealRunner<'a> {
         let switched: Vec<String> = t
             .changed()
             .iter()
-            .filter(|s| s.attr == SCHEDULER)
+            .filter(|s| s.attr == "scheduler")
             .map(|s| s.device.clone())
             .collect();
         let left: Vec<String> = switched
             .iter()
-            .filter_map(|d| t.restore(d, SCHEDULER))
+            .filter_map(|d| t.restore(d, "scheduler"))
             .filter(|r| !r.is_original())
             .map(|r| r.to_string())
             .collect();
