@@ -29,44 +29,11 @@ use ssdready_measured::limits::{Inventory, IoLimitKind};
 pub const THROTTLE_BOUND: f64 = 0.8;
 
 /// Why `l`'s limit cannot bind at point `p`, where the facts say so
-/// (None: it can, or nothing tells).
+/// (None: it can, or nothing tells): its kind's
+/// ([`crate::levers::LeverKind::cannot_bind`]; a queue file's own bound
+/// is the queue kind's, a group limit's is here).
 pub fn cannot_bind(l: &Lever, cx: &Context, p: &Point) -> Option<String> {
-    if let Some(g) = l.lift() {
-        let inv = cx.limits.as_ref()?;
-        return match hidden_by(l, cx, p) {
-            Some(_) => None,
-            None => group_cannot_bind(g, inv, p),
-        };
-    }
-    let now = |attr: &str| cx.queue.get(attr)?.trim().parse::<u64>().ok();
-    match l.attr.as_deref()? {
-        "nr_requests" => {
-            let n = now("nr_requests")?;
-            let in_flight = u64::from(p.qd) * u64::from(p.threads.max(1));
-            (in_flight <= n).then(|| {
-                format!(
-                    "{} keeps {in_flight} I/Os in flight, no more than the {n} requests the queue admits: it cannot fill",
-                    p.describe()
-                )
-            })
-        }
-        "max_sectors_kb" => {
-            let n = now("max_sectors_kb")?;
-            (p.bs <= n << 10).then(|| {
-                format!(
-                    "{} fit in one request of {n} KiB: nothing is split",
-                    p.describe()
-                )
-            })
-        }
-        "read_ahead_kb" => (p.direct || p.rw != "read").then(|| {
-            format!(
-                "read-ahead acts only on buffered sequential reads, not on {}",
-                p.describe()
-            )
-        }),
-        _ => None,
-    }
+    l.ops().cannot_bind(l, cx, p)
 }
 
 /// Whether the point's I/O is reads, and writes.

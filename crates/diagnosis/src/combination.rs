@@ -195,18 +195,14 @@ pub fn helped(trials: &[Trial]) -> Vec<&Trial> {
     out
 }
 
-/// Where a change of a set is made among the others: the scheduler first
-/// (switching it resets `nr_requests` and the other settings it owns),
-/// then the queue's other settings, then the study's own group, then the
+/// Where a change of a set is made among the others, as its kind says
+/// ([`crate::levers::LeverKind::order`]): the scheduler first (switching
+/// it resets `nr_requests` and the other settings it owns), then the
+/// queue's other settings, then the study's own group, then the
 /// application's choices (nothing to make). The one order of the trials'
 /// sets, the job's best configuration and the udev file.
 pub fn order(kind: Kind, attr: Option<&str>) -> u8 {
-    match kind {
-        Kind::Queue if attr == Some("scheduler") => 0,
-        Kind::Queue => 1,
-        Kind::Cgroup => 2,
-        Kind::Application => 3,
-    }
+    kind.ops().order(attr)
 }
 
 /// A limit that binds only once the limit in front of it is lifted
@@ -298,7 +294,7 @@ pub fn behind<'a>(
 ) -> Vec<&'a Trial> {
     let mut out: Vec<&Trial> = Vec::new();
     for t in trials {
-        let host = matches!(t.kind, Kind::Queue | Kind::Cgroup) && raises_cap(&t.lever);
+        let host = t.kind.ops().of_host() && raises_cap(&t.lever);
         let nothing = matches!(t.outcome, Outcome::NoGain | Outcome::TooNoisy);
         let known = helped.iter().chain(out.iter()).any(|h| h.lever == t.lever);
         if host && nothing && !known && out.len() < MAX_BEHIND {

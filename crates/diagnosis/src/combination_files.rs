@@ -9,14 +9,16 @@
 //! instead); [`FIO`], the job the
 //! configuration was measured with, the application's own choices in it.
 //! Each starts with the same header: the study's date, the changes, what
-//! they bought as measured, and how to apply the file.
+//! they bought as measured, and how to apply the file. The rules and the
+//! drop-in are their kinds' (`levers::kind_queue`, `levers::kind_cgroup`:
+//! [`LeverKind::lasting`]); here, the header and the job.
 
 use crate::combination::{Combination, Member};
-use crate::levers::{self, Kind};
-use crate::permanent;
+use crate::levers::{self, LeverKind};
 use crate::trials::fmt_gain;
-use ssdready_measured::group_limits::{self, GroupLimit};
-use ssdready_measured::limits::{CgroupVersion, Inventory, WeightKind};
+use ssdready_measured::limits::Inventory;
+
+pub use crate::levers::kind_cgroup::owning_unit;
 
 /// The udev rules of the queue settings.
 pub const UDEV: &str = "99-ssdready.rules";
@@ -32,7 +34,8 @@ pub struct File {
     pub text: String,
 }
 
-fn kept(c: &Combination) -> Vec<&Member> {
+/// The members of the set kept.
+pub(crate) fn kept(c: &Combination) -> Vec<&Member> {
     c.members_of(&c.kept).collect()
 }
 
@@ -43,16 +46,23 @@ pub fn names(c: &Combination) -> Vec<&'static str> {
     if c.kept_gain().is_none() || c.kept.change_options.is_empty() {
         return Vec::new();
     }
-    let has = |k: Kind| kept(c).iter().any(|m| m.kind == k);
     let mut out = Vec::new();
-    if has(Kind::Queue) {
-        out.push(UDEV);
-    }
-    if has(Kind::Cgroup) {
-        out.push(SYSTEMD);
+    for f in levers::KINDS.iter().filter_map(|k| k.1.lasting()) {
+        let has = kept(c).iter().any(|m| m.kind.ops().lasting() == Some(f));
+        if has && !out.contains(&f) {
+            out.push(f);
+        }
     }
     out.push(FIO);
     out
+}
+
+/// The kind whose changes file `name` makes last.
+fn kind_of(name: &str) -> Option<&'static dyn LeverKind> {
+    levers::KINDS
+        .iter()
+        .map(|k| k.1)
+        .find(|k| k.lasting() == Some(name))
 }
 
 /// `2026-11-26` (UTC) of a time in ms since the epoch.
@@ -69,10 +79,9 @@ pub fn files(c: &Combination, date: &str, limits: Option<&Inventory>) -> Vec<Fil
         .into_iter()
         .map(|name| File {
             name,
-            text: match name {
-                UDEV => udev(c, &head),
-                SYSTEMD => systemd(c, &head, limits),
-                _ => fio(c, &head),
+            text: match kind_of(name) {
+                Some(k) => k.lasting_text(c, &head, limits),
+                None => fio(c, &head),
             },
         })
         .collect()
@@ -98,224 +107,6 @@ pub fn header(c: &Combination, date: &str) -> String {
         c.kept_words(),
         c.at
     )
-}
-
-/// The rule lines: per queue setting (the scheduler first), per device.
-fn udev(c: &Combination, head: &str) -> String {
-    let mut queue: Vec<&Member> = kept(c)
-        .into_iter()
-        .filter(|m| m.kind == Kind::Queue)
-        .collect();
-    queue.sort_by_key(|m| crate::combination::order(m.kind, m.attr.as_deref()));
-    let mut s = format!(
-        "{head}# The device queue settings of this configuration. To apply them:\n\
-         #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n"
-    );
-    if queue.len() > 1 && queue[0].attr.as_deref() == Some("scheduler") {
-        s.push_str("# The scheduler comes first: switching it resets nr_requests.\n");
-    }
-    for m in queue {
-        let attr = m.attr.as_deref().unwrap_or_default();
-        for d in &m.devices {
-            s.push_str(&format!(
-                "ACTION==\"add|change\", KERNEL==\"{d}\", ATTR{{queue/{attr}}}=\"{}\"\n",
-                m.value
-            ));
-        }
-    }
-    s
-}
-
-/// The unit a group is (its last component), and its drop-in section.
-fn unit_of(group: &str) -> Option<(String, &'static str)> {
-    unit_named(group.trim_end_matches('/').rsplit('/').next()?)
-}
-
-/// A path component that names a unit, and its drop-in section.
-fn unit_named(component: &str) -> Option<(String, &'static str)> {
-    let section = match component.rsplit_once('.')?.1 {
-        "service" => "Service",
-        "slice" => "Slice",
-        "scope" => "Scope",
-        _ => return None,
-    };
-    Some((component.to_string(), section))
-}
-
-/// The unit that owns a cgroup: the deepest `*.service`, `*.scope` or
-/// `*.slice` component of its path (`/user.slice/user-0.slice/session-3.scope/x`:
-/// `session-3.scope`), and its drop-in section.
-pub fn owning_unit(path: &str) -> Option<(String, &'static str)> {
-    path.trim_end_matches('/').rsplit('/').find_map(unit_named)
-}
-
-/// The unit that owns the study's own cgroup, from its paths as
-/// `/proc/self/cgroup` gave them (the inventory's `cgroups`), the v2 path
-/// first; None where no unit owns it.
-fn study_unit(inv: &Inventory) -> Option<(String, &'static str)> {
-    let mut paths: Vec<_> = inv.cgroups.iter().collect();
-    paths.sort_by_key(|c| c.version != CgroupVersion::V2);
-    paths.iter().find_map(|c| owning_unit(&c.path))
-}
-
-/// The limits of the set's cgroup members (each lever lifts one, as the
-/// shipped table says; a lever of no single limit, all of them).
-fn lifted(c: &Combination) -> Vec<GroupLimit> {
-    let table = levers::shipped();
-    let limit = |id: &str| table.iter().find(|l| l.id == id)?.lift();
-    let mut out: Vec<GroupLimit> = Vec::new();
-    for m in kept(c).into_iter().filter(|m| m.kind == Kind::Cgroup) {
-        match limit(&m.lever) {
-            Some(g) => out.push(g),
-            None => out.extend(GroupLimit::ALL),
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The limits of `lift` that held the study, as (the group that set it,
-/// a comment, the property line that lifts it).
-fn limit_lines(inv: &Inventory, lift: &[GroupLimit]) -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    let on = |g: GroupLimit| lift.contains(&g) && group_limits::holds(g, inv);
-    if on(GroupLimit::IoThrottle) {
-        for t in inv.effective_io_throttles() {
-            let dev = t
-                .disk
-                .as_deref()
-                .map_or(t.device.clone(), |d| format!("/dev/{d}"));
-            out.push((
-                t.cgroup.clone(),
-                format!(
-                    "{} {} on {dev}, set on {}",
-                    t.kind.words(),
-                    t.value,
-                    t.cgroup
-                ),
-                format!("{}=", permanent::io_property(t.kind)),
-            ));
-        }
-    }
-    if let Some(q) = group_limits::tightest_quota(inv).filter(|_| on(GroupLimit::CpuQuota)) {
-        out.push((
-            q.cgroup.clone(),
-            format!("a CPU quota of {:.2} CPUs, set on {}", q.cpus, q.cgroup),
-            "CPUQuota=".into(),
-        ));
-    }
-    if let Some(set) = group_limits::restricting_cpuset(inv).filter(|_| on(GroupLimit::Cpuset)) {
-        out.push((
-            set.cgroup.clone(),
-            format!(
-                "the CPUs allowed, {} of {}, set on {}",
-                set.cpus.len(),
-                inv.cpus.online.len(),
-                set.cgroup
-            ),
-            "AllowedCPUs=".into(),
-        ));
-    }
-    if on(GroupLimit::IoLatency) {
-        for t in inv
-            .io_latency
-            .iter()
-            .filter(|t| t.version == CgroupVersion::V2)
-        {
-            out.push((
-                t.cgroup.clone(),
-                format!("an io.latency target on {}, set on {}", t.device, t.cgroup),
-                "IODeviceLatencyTargetSec=".into(),
-            ));
-        }
-    }
-    if on(GroupLimit::IoWeight) {
-        for w in &inv.io_cost.weights {
-            if w.version == CgroupVersion::V2 && w.kind == WeightKind::IoCost {
-                out.push((
-                    w.cgroup.clone(),
-                    format!("an io.weight of {}, set on {}", w.weight, w.cgroup),
-                    "IOWeight=".into(),
-                ));
-            }
-        }
-    }
-    out
-}
-
-/// The drop-in: each limit that held the study lifted (an empty value is
-/// no limit), for the unit that set it where its group names one.
-fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
-    let lift = lifted(c);
-    let lines = limits.map_or_else(Vec::new, |i| limit_lines(i, &lift));
-    let unit = limits
-        .and_then(study_unit)
-        .or_else(|| lines.iter().find_map(|(g, _, _)| unit_of(g)));
-    if let (None, Some(inv)) = (&unit, limits) {
-        return cgroupfs(head, inv, &lift);
-    }
-    let (name, section) = unit
-        .clone()
-        .unwrap_or_else(|| ("UNIT".to_string(), "Service"));
-    let mut s = format!(
-        "{head}# The study measured from a control group of its own, without the limits of\n\
-         # the group it ran in; these lines lift them. To apply them:\n\
-         #   systemctl edit {name}   (and paste what follows), or\n\
-         #   mkdir -p /etc/systemd/system/{name}.d && cp {SYSTEMD} /etc/systemd/system/{name}.d/ && systemctl daemon-reload\n\
-         # An empty value is no limit; or raise it to what the configuration reached{}.\n",
-        c.kept_gain()
-            .map_or(String::new(), |g| format!(" ({:.0} {})", g.change, g.metric.label()))
-    );
-    if unit.is_none() {
-        s.push_str(
-            "# Fill in: UNIT, the unit whose group held the I/O ([Service] for a service,\n\
-             # [Slice] for a slice); the study did not read which.\n",
-        );
-    }
-    s.push_str(&format!("[{section}]\n"));
-    if lines.is_empty() {
-        s.push_str("# Fill in: keep the lines of the limits that hold the unit.\n");
-        for p in [
-            "IOReadIOPSMax=",
-            "IOReadBandwidthMax=",
-            "CPUQuota=",
-            "AllowedCPUs=",
-        ] {
-            s.push_str(&format!("{p}\n"));
-        }
-    }
-    for (g, why, line) in &lines {
-        if unit.as_ref().is_some_and(|(n, _)| !g.ends_with(n.as_str())) {
-            s.push_str(&format!(
-                "# (set on another group: apply it to {g}'s unit)\n"
-            ));
-        }
-        s.push_str(&format!("# {why}\n{line}\n"));
-    }
-    s
-}
-
-/// Where no systemd unit owns the study's group: the cgroupfs writes that
-/// lift each limit of the set, in place of a drop-in.
-fn cgroupfs(head: &str, inv: &Inventory, lift: &[GroupLimit]) -> String {
-    let groups: Vec<&str> = inv.cgroups.iter().map(|c| c.path.as_str()).collect();
-    let mut s = format!(
-        "{head}# The study measured from a control group of its own, without the limits of\n\
-         # the group it ran in ({}). No systemd unit owns that group, so this is no\n\
-         # drop-in: run these writes as root to lift the limits (they last while the\n\
-         # group does; write them again where the group is made again).\n",
-        match groups.is_empty() {
-            true => "not read".to_string(),
-            false => groups.join(", "),
-        }
-    );
-    for g in lift.iter().filter(|g| group_limits::holds(**g, inv)) {
-        for line in permanent::lines(*g, inv, None) {
-            s.push_str(&format!("{line}\n"));
-        }
-    }
-    s
 }
 
 /// The run switches of a command line, not job options.
@@ -366,7 +157,7 @@ fn fio(c: &Combination, head: &str) -> String {
     }
     let apps: Vec<&str> = kept(c)
         .into_iter()
-        .filter(|m| m.kind == Kind::Application)
+        .filter(|m| !m.kind.ops().of_host())
         .map(|m| m.change.as_str())
         .collect();
     let mut s = format!(

@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::combination::{judge_set, Set};
-use crate::levers::{Metric, Point};
+use crate::levers::{Kind, Metric, Point};
 use crate::trials::{Measured, Turn};
-use ssdready_measured::limits::{IoLimitKind, IoThrottle};
+use ssdready_measured::limits::{CgroupVersion, IoLimitKind, IoThrottle};
 
 fn turns(ratio: f64) -> Vec<Turn> {
     let run = |iops: f64| Measured {

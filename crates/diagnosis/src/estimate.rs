@@ -69,19 +69,23 @@ impl Estimate {
 }
 
 /// The estimate of a lever's candidate at point `p`, where a measurement
-/// says what it can buy.
+/// says what it can buy: its kind's ([`crate::levers::LeverKind::estimate`]).
 pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-    match l.values.as_ref()?.gain() {
-        Some(Gain::Split) => split(cx),
-        Some(Gain::QueueFull) => queue_full(cx, c),
-        Some(Gain::Scheduler) => scheduler(cx, c),
-        Some(Gain::EngineGap) => engine_gap(cx, p, c),
-        Some(Gain::Headroom) => headroom(cx, p),
-        Some(Gain::HeadroomIfCause(g)) => (Cause::of_group_limit(g) == Some(cx.cause))
+    l.ops().estimate(l, cx, p, c)
+}
+
+/// The estimate its form of values reads (the gain it names), where one
+/// does.
+pub fn of_values(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
+    match l.values.as_ref()?.gain()? {
+        Gain::Split => split(cx),
+        Gain::QueueFull => queue_full(cx, l.attr.as_deref()?, c),
+        Gain::Scheduler => scheduler(cx, c),
+        Gain::EngineGap => engine_gap(cx, p, c),
+        Gain::Headroom => headroom(cx, p),
+        Gain::HeadroomIfCause(g) => (Cause::of_group_limit(g) == Some(cx.cause))
             .then(|| headroom(cx, p))
             .flatten(),
-        None if l.causes.contains(&Cause::OtherWork) => waited(cx),
-        None => None,
     }
 }
 
@@ -102,8 +106,9 @@ fn at(cx: &Context, qd: u64) -> Option<f64> {
         .map(|x| x.1)
 }
 
-fn queue_full(cx: &Context, c: &Candidate) -> Option<Estimate> {
-    let now: u64 = cx.queue.get("nr_requests")?.trim().parse().ok()?;
+/// `attr`: the queue file of the requests the queue admits.
+fn queue_full(cx: &Context, attr: &str, c: &Candidate) -> Option<Estimate> {
+    let now: u64 = cx.queue.get(attr)?.trim().parse().ok()?;
     let want: u64 = c.value.parse().ok()?;
     let (full, half) = (at(cx, now)?, at(cx, (now / 2).max(1))?);
     let deepest = cx.curve.iter().max_by_key(|x| x.0)?;
@@ -203,7 +208,7 @@ fn headroom(cx: &Context, p: &Point) -> Option<Estimate> {
 /// other work only where it kept the I/O's threads waiting); a wait for
 /// the I/O's own threads on too few CPUs is no other work's, and neither
 /// priority nor pinning moves it.
-fn waited(cx: &Context) -> Option<Estimate> {
+pub(crate) fn waited(cx: &Context) -> Option<Estimate> {
     let others = cx.facts.get("other_work_peak").and_then(|f| f.num());
     others.filter(|o| *o >= crate::limit::others::OTHERS_PCT)?;
     let w = cx.cpu_wait_pct.filter(|w| *w >= 10.0)?;

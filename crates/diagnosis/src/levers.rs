@@ -7,7 +7,9 @@
 //! candidates ([`candidates`]), whether the lever applies at all
 //! ([`applies`]) and how the study makes a candidate ([`Apply`]). Each
 //! form of `values` is one file of `lever_values`, behind one
-//! interface: this file names none of them.
+//! interface: this file names none of them; each kind of lever is one
+//! unit (`kind`: a queue file, a limit of the study's groups, the job's
+//! own options, priority and placement), behind another.
 
 use crate::facts::{Fact, Value};
 use crate::limit::Cause;
@@ -21,6 +23,13 @@ pub use crate::lever_context::{Candidate, Context, Point};
 pub use crate::lever_values::engines::ENGINE_SLOWER;
 pub use crate::lever_values::options::{MAX_BS, MAX_QD};
 pub use crate::lever_values::Values;
+pub use kind::{LeverKind, Unit, KINDS};
+
+pub mod kind;
+pub mod kind_application;
+pub mod kind_cgroup;
+pub mod kind_priority;
+pub mod kind_queue;
 
 /// The levers shipped with ssdready.
 pub const TABLE: &str = include_str!("../data/levers.table");
@@ -55,13 +64,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn of(word: &str) -> Option<Kind> {
-        match word {
-            "queue" => Some(Kind::Queue),
-            "cgroup" => Some(Kind::Cgroup),
-            "application" => Some(Kind::Application),
-            _ => None,
-        }
+    /// The unit a recorded trial of this kind is made and ordered by.
+    pub fn ops(self) -> &'static dyn LeverKind {
+        kind::of_kind(self).1
     }
 }
 
@@ -164,7 +169,10 @@ impl At {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lever {
     pub id: String,
+    /// What a trial of it records ([`Unit::kind`]).
     pub kind: Kind,
+    /// Its kind's unit ([`kind::KINDS`]).
+    pub unit: Unit,
     /// Queue levers: the file under `/sys/block/DEV/queue/`.
     pub attr: Option<String>,
     pub what: String,
@@ -206,14 +214,12 @@ impl Lever {
     /// How the study makes candidate `c`: for a cgroup lever, `lift`
     /// ([`Lever::lifted`]).
     pub fn apply(&self, c: &Candidate, lift: &Lift) -> Apply {
-        match self.kind {
-            Kind::Queue => Apply::Queue {
-                attr: self.attr.clone().unwrap_or_default(),
-                value: c.value.clone(),
-            },
-            Kind::Cgroup => Apply::Escape(lift.clone()),
-            Kind::Application => Apply::Options(c.options.clone()),
-        }
+        self.ops().change(self, c, lift)
+    }
+
+    /// Its kind's unit.
+    pub fn ops(&self) -> &'static dyn LeverKind {
+        self.unit.ops()
     }
 }
 
@@ -228,6 +234,38 @@ pub enum Apply {
     Escape(Lift),
     /// The job's own options; nothing of the host changes.
     Options(Vec<(String, String)>),
+}
+
+/// A set's changes as the study makes them, in the one order of their
+/// kinds ([`LeverKind::order`]: the scheduler first, a switch resets
+/// `nr_requests`): each queue setting on its own, with its lever's id;
+/// then the limits of the study's groups lifted by one move, with their
+/// levers' ids. The job's own options need no change of the host.
+pub fn together(parts: Vec<(&Lever, Apply)>) -> Vec<(Vec<String>, Apply)> {
+    let mut parts = parts;
+    parts.sort_by_key(|(l, _)| l.ops().order(l.attr.as_deref()));
+    let mut out = Vec::new();
+    let mut escape: Option<(Vec<String>, Lift)> = None;
+    for (l, a) in parts {
+        match (a, &mut escape) {
+            (Apply::Options(_), _) => {}
+            (Apply::Escape(lift), Some((ids, all))) => {
+                ids.push(l.id.clone());
+                *all = all.with(&lift);
+            }
+            (Apply::Escape(lift), None) => escape = Some((vec![l.id.clone()], lift)),
+            (q, _) => out.push((vec![l.id.clone()], q)),
+        }
+    }
+    out.extend(escape.map(|(ids, lift)| (ids, Apply::Escape(lift))));
+    out
+}
+
+impl Apply {
+    /// Whether it moves the study's process to a group of its own.
+    pub fn moves_process(&self) -> bool {
+        matches!(self, Apply::Escape(_))
+    }
 }
 
 fn err(line: usize, msg: String) -> RuleError {
@@ -259,9 +297,10 @@ fn values_of(text: &str, line: usize) -> Result<Values, RuleError> {
 fn set_key(l: &mut Lever, key: &str, rest: &str, line: usize) -> Result<(), RuleError> {
     match key {
         "kind" => {
-            l.kind = Kind::of(rest).ok_or_else(|| {
-                err(line, format!("kind '{rest}' (allowed: queue, cgroup, application)"))
-            })?
+            l.unit = kind::by_word(rest).ok_or_else(|| {
+                err(line, format!("kind '{rest}' (allowed: {})", kind::words()))
+            })?;
+            l.kind = l.unit.kind();
         }
         "attr" => l.attr = Some(rest.into()),
         "what" => l.what = rest.into(),
@@ -327,12 +366,15 @@ pub fn parse(text: &str) -> Result<Vec<Lever>, RuleError> {
         set_key(lever, key, rest, line)?;
     }
     for l in &out {
+        let has = |k: &str| match k {
+            "attr" => l.attr.is_some(),
+            "undo" => !l.undo.is_empty(),
+            _ => true,
+        };
         let missing = match () {
             _ if l.what.is_empty() => Some("what"),
             _ if l.values.is_none() => Some("values"),
-            _ if l.kind == Kind::Queue && l.attr.is_none() => Some("attr"),
-            _ if l.kind != Kind::Application && l.undo.is_empty() => Some("undo"),
-            _ => None,
+            _ => l.ops().needs().iter().copied().find(|k| !has(k)),
         };
         if let Some(k) = missing {
             return Err(err(0, format!("lever '{}' needs '{k}'", l.id)));
@@ -349,11 +391,7 @@ pub fn shipped() -> Vec<Lever> {
 /// The lever's current value (None for application and cgroup levers,
 /// and for a file the device does not have).
 pub fn current(l: &Lever, cx: &Context) -> Option<String> {
-    let text = cx.queue.get(l.attr.as_deref()?)?;
-    match &l.values {
-        Some(v) => v.current(text),
-        None => Some(text.trim().to_string()),
-    }
+    l.ops().current(l, cx)
 }
 
 /// The candidate values of a lever at point `p`, best guess first; empty
@@ -363,14 +401,15 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
     let Some(v) = &l.values else {
         return Vec::new();
     };
-    let value = match l.kind {
-        Kind::Queue => match current(l, cx) {
+    let on_queue = l.ops().on_queue();
+    let value = match on_queue {
+        true => match current(l, cx) {
             Some(now) => Some(now),
             None => return Vec::new(),
         },
-        _ => None,
+        false => None,
     };
-    if v.on_queue() != (l.kind == Kind::Queue) {
+    if v.on_queue() != on_queue {
         return Vec::new();
     }
     let now = crate::lever_values::Now {
@@ -387,12 +426,7 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
 /// What a lever's candidate replaces at point `p`, in words: the queue
 /// file's value, the study's group, or what the job ran with.
 pub fn replaced(l: &Lever, cx: &Context, p: &Point) -> String {
-    match (l.kind, &l.values) {
-        (Kind::Queue, _) => current(l, cx).unwrap_or_default(),
-        (Kind::Cgroup, _) => "in the study's group".into(),
-        (Kind::Application, Some(v)) => v.replaces(p),
-        (Kind::Application, None) => crate::lever_values::THE_JOB.into(),
-    }
+    l.ops().replaced(l, cx, p)
 }
 
 /// Why a lever has nothing to try at point `p`, in words.
@@ -406,11 +440,7 @@ pub fn nothing_to_try(l: &Lever, p: &Point) -> String {
 /// The facts with the lever context's own ([`EXTRA_FACTS`]).
 fn with_extras(cx: &Context) -> BTreeMap<String, Fact> {
     let mut f = cx.facts.clone();
-    let polled = cx
-        .queue
-        .get("io_poll")
-        .map(|v| v.trim() == "1")
-        .unwrap_or(false);
+    let polled = kind_queue::polled(cx);
     let num = |v: f64, unit: &str| Fact::of(Value::Num(v), unit, Vec::new());
     if polled {
         f.insert("poll_queues".into(), num(1.0, "count"));
@@ -462,20 +492,7 @@ pub fn permanent(l: &Lever, disks: &[String], c: &Candidate) -> String {
             .replace("{options}", &options)
             .replace("{disk}", &disks.join(","));
     }
-    match l.kind {
-        Kind::Queue => disks
-            .iter()
-            .map(|d| {
-                format!(
-                    "ACTION==\"add|change\", KERNEL==\"{d}\", ATTR{{queue/{attr}}}=\"{}\"",
-                    c.value
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Kind::Application => format!("fio/ssdready job options: {options}"),
-        Kind::Cgroup => String::new(),
-    }
+    l.ops().permanent(l, disks, c, &options)
 }
 
 #[cfg(test)]

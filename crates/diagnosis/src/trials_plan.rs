@@ -8,7 +8,7 @@
 //! applies but is not tried is listed with its reason.
 
 use crate::estimate::Estimate;
-use crate::levers::{self, Candidate, Context, Kind, Lever, Point};
+use crate::levers::{self, Candidate, Context, Lever, Point};
 use crate::limit::Cause;
 use crate::trials::{Reason, Untested};
 
@@ -53,40 +53,10 @@ pub struct Planned {
 /// Levers the findings point at that a quick study tries.
 pub const QUICK_LEVERS: usize = 2;
 
-/// Whether a lever of this kind may be tried; why not otherwise.
-pub fn gate(kind: Kind, cause: Cause, c: &Consent) -> Result<(), (Reason, String)> {
-    match kind {
-        Kind::Application => Ok(()),
-        Kind::Queue if !c.device => Err((
-            Reason::NoDevice,
-            "the target has no device queue of its own".into(),
-        )),
-        Kind::Queue | Kind::Cgroup if !c.root => Err((
-            Reason::NotRoot,
-            "needs root (run the study as root to measure it)".into(),
-        )),
-        Kind::Queue if c.made_by_study => Err((
-            Reason::Apparatus,
-            "a setting of ssdready's own apparatus (the built-in drive behind the kernel), set up as a new drive of its model: study your own device to try it there".into(),
-        )),
-        Kind::Queue if !c.asked => Err((
-            Reason::NotAsked,
-            "a setting of this host: run with --try-changes to measure it (it is put back after)"
-                .into(),
-        )),
-        Kind::Queue => match &c.queue_unavailable {
-            Some(why) => Err((Reason::Unavailable, why.clone())),
-            None => Ok(()),
-        },
-        Kind::Cgroup if cause == Cause::BelowHost => Err((
-            Reason::BelowHost,
-            "a limit below this host: no group of this host moves it".into(),
-        )),
-        Kind::Cgroup => match &c.escape_unavailable {
-            Some(why) => Err((Reason::Unavailable, why.clone())),
-            None => Ok(()),
-        },
-    }
+/// Whether a lever may be tried; why not otherwise: its kind's gate
+/// ([`crate::levers::LeverKind::gate`]).
+pub fn gate(l: &Lever, cause: Cause, c: &Consent) -> Result<(), (Reason, String)> {
+    l.ops().gate(cause, c)
 }
 
 fn untested(l: &Lever, reason: Reason, why: String) -> Untested {
@@ -127,7 +97,7 @@ pub fn plan(
         if quick && !wanted && !large {
             // A cap of the device's queue that can bind here is a limit
             // the inventory shows: said untested, never passed over.
-            if let (Kind::Queue, true, Ok((p, ..))) = (l.kind, l.raises_cap(), &assessed) {
+            if let (true, Ok((p, ..))) = (l.ops().on_queue() && l.raises_cap(), &assessed) {
                 let why = format!(
                     "its limit can bind at {}, but a quick study tries the changes with a large estimate and the first the findings point at",
                     p.describe()
@@ -136,15 +106,15 @@ pub fn plan(
             }
             continue;
         }
-        if let Err((r, why)) = gate(l.kind, cx.cause, consent) {
+        if let Err((r, why)) = gate(l, cx.cause, consent) {
             // A cgroup lever needs a limit to lift: said only when the
             // findings point at it or its limit holds.
-            if l.kind != Kind::Cgroup || wanted {
+            if !l.ops().lifts_group() || wanted {
                 not.push(untested(l, r, why).with(estimate));
             }
             continue;
         }
-        if l.kind == Kind::Cgroup && !wanted {
+        if l.ops().lifts_group() && !wanted {
             continue;
         }
         match assessed {
@@ -272,13 +242,7 @@ fn assess(
             "the study measured no point to try it at".into(),
         ));
     };
-    if l.kind == Kind::Queue && levers::current(l, cx).is_none() {
-        let attr = l.attr.clone().unwrap_or_default();
-        return Err((
-            Reason::NotOffered,
-            format!("this kernel does not offer queue/{attr} on this device"),
-        ));
-    }
+    l.ops().offered(l, cx, "on this device")?;
     let candidates = levers::candidates(l, cx, &p);
     let Some(first) = candidates.first() else {
         return Err((Reason::NoCandidate, levers::nothing_to_try(l, &p)));

@@ -4,7 +4,7 @@
 //! from calling the host's figures final.
 
 use super::*;
-use crate::levers::{shipped, At};
+use crate::levers::{shipped, At, Kind};
 use crate::trials::command_to_try;
 use crate::trials_section::{answer, Section};
 

@@ -4,7 +4,12 @@
 use super::*;
 use crate::levers::{shipped, Context};
 use crate::limit::Cause;
-use crate::trials_plan::{gate, pairs_that_fit, plan, Consent};
+use crate::trials_plan::{pairs_that_fit, plan, Consent};
+
+/// A lever kind's consent gate, as a trial records the kind.
+fn gate(k: Kind, cause: Cause, c: &Consent) -> Result<(), (Reason, String)> {
+    k.ops().gate(cause, c)
+}
 use crate::trials_section::*;
 use ssdready_measured::record::{Evidence, Verdict};
 

@@ -20,7 +20,7 @@
 use crate::job;
 use ssdready_core::options::Section;
 use ssdready_diagnosis::binding;
-use ssdready_diagnosis::levers::{self, Candidate, Context, Kind, Lever, Point};
+use ssdready_diagnosis::levers::{self, Candidate, Context, Lever, Point};
 use ssdready_diagnosis::trials::{Reason, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent};
 use ssdready_measured::group_limits;
@@ -185,11 +185,6 @@ pub fn point(sections: &[Section]) -> Point {
     }
 }
 
-/// Whether the point writes.
-fn writes(p: &Point) -> bool {
-    p.rw.contains("write") || p.rw.ends_with("rw") || p.rw == "trim"
-}
-
 fn untested(l: &Lever, what: String, reason: Reason, why: String, s: &Setting) -> Untested {
     let command = matches!(reason, Reason::NotAsked | Reason::NotRoot).then(|| s.command.clone());
     Untested {
@@ -205,18 +200,9 @@ fn untested(l: &Lever, what: String, reason: Reason, why: String, s: &Setting) -
 /// Why a lever cannot be tried on the job (its reason and words), or its
 /// candidate.
 fn assess(l: &Lever, cx: &Context, p: &Point) -> Result<Candidate, (Reason, String)> {
-    if l.kind == Kind::Queue && levers::current(l, cx).is_none() {
-        let attr = l.attr.clone().unwrap_or_default();
-        return Err((
-            Reason::NotOffered,
-            format!("this kernel does not offer queue/{attr} on the job's device"),
-        ));
-    }
-    if l.attr.as_deref() == Some("wbt_lat_usec") && !writes(p) {
-        return Err((
-            Reason::CannotBind,
-            "writeback throttling acts only on writes, and the job writes none".into(),
-        ));
+    l.ops().offered(l, cx, "on the job's device")?;
+    if let Some(why) = l.ops().idle_for_job(l, p) {
+        return Err((Reason::CannotBind, why));
     }
     if let Some(why) = binding::cannot_bind(l, cx, p) {
         return Err((
@@ -237,7 +223,7 @@ fn assess(l: &Lever, cx: &Context, p: &Point) -> Result<Candidate, (Reason, Stri
 /// study's gate ([`trials_plan::gate`]), and the job's own rule that a
 /// limit of the study's groups is lifted only when asked too.
 fn gate(l: &Lever, s: &Setting) -> Result<(), (Reason, String)> {
-    if !s.consent.asked && s.consent.root && l.kind == Kind::Cgroup {
+    if !s.consent.asked && s.consent.root && l.ops().lifts_group() {
         return Err((
             Reason::NotAsked,
             "a limit of the study's control group: run with --try-changes to measure the job \
@@ -245,7 +231,7 @@ fn gate(l: &Lever, s: &Setting) -> Result<(), (Reason, String)> {
                 .into(),
         ));
     }
-    trials_plan::gate(l.kind, Default::default(), &s.consent)
+    trials_plan::gate(l, Default::default(), &s.consent)
 }
 
 /// The levers to try on the job as written and those not tried, from
@@ -255,17 +241,18 @@ pub fn plan(table: &[Lever], sections: &[Section], s: &Setting) -> (Vec<Planned>
     let p = point(sections);
     let (mut todo, mut not) = (Vec::new(), Vec::new());
     for l in table {
-        let held = match (l.kind, l.lift(), &s.limits) {
-            (Kind::Application, _, _) => continue,
-            (Kind::Cgroup, Some(g), Some(inv)) => group_limits::holds(g, inv),
-            (Kind::Cgroup, _, _) => false,
-            (Kind::Queue, _, _) => true,
+        if !l.ops().of_host() {
+            continue;
+        }
+        let held = match (l.ops().lifts_group(), l.lift(), &s.limits) {
+            (true, Some(g), Some(inv)) => group_limits::holds(g, inv),
+            (lifts, ..) => !lifts,
         };
         // A limit the groups do not set is nothing to lift.
         if !held {
             continue;
         }
-        if l.kind == Kind::Queue && !s.consent.device {
+        if l.ops().on_queue() && !s.consent.device {
             let why = "the job's target has no device queue of its own".to_string();
             not.push(untested(l, l.what.clone(), Reason::NoDevice, why, s));
             continue;

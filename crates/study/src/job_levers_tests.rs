@@ -4,6 +4,7 @@
 
 use super::*;
 use ssdready_core::options::RawOption;
+use ssdready_diagnosis::levers::Kind;
 use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };

@@ -13,13 +13,11 @@
 use crate::job::request;
 use crate::job::RunFigures;
 use crate::job_levers::{Planned, Setting};
-use crate::trials::{Change, Hands, Together};
+use crate::trials::{make, Change, Hands, Together};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
-use ssdready_diagnosis::combination;
-use ssdready_diagnosis::levers::{self, Kind};
+use ssdready_diagnosis::levers;
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
-use ssdready_measured::group_limits::{self, Lift};
 use ssdready_run::RunFn;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -136,9 +134,9 @@ fn one(
     stop: &Arc<AtomicBool>,
 ) -> (Trial, bool) {
     let l = &p.lever;
-    let disks = match l.kind {
-        Kind::Queue => host.setting.disks.clone(),
-        _ => Vec::new(),
+    let disks = match l.ops().on_queue() {
+        true => host.setting.disks.clone(),
+        false => Vec::new(),
     };
     let cx = host.setting.context();
     let point = crate::job_levers::point(sections);
@@ -146,10 +144,7 @@ fn one(
         lever: l.id.clone(),
         kind: l.kind,
         what: l.what.clone(),
-        from: match l.kind {
-            Kind::Queue => levers::current(l, &cx).unwrap_or_default(),
-            _ => "in the study's group".into(),
-        },
+        from: levers::replaced(l, &cx, &point),
         to: p.candidate.value.clone(),
         devices: disks.clone(),
         at: "the job as written".into(),
@@ -230,31 +225,31 @@ pub fn no_change() -> Box<dyn Change> {
 }
 
 /// The host's changes that helped, as one change, in the trials' one
-/// order ([`combination::order`]: the scheduler first, a switch resets
+/// order ([`levers::together`]: the scheduler first, a switch resets
 /// `nr_requests`), the limits of the study's groups lifted by one move.
 pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, String> {
     let table = levers::shipped();
-    let lever = |t: &Trial| table.iter().find(|l| l.id == t.lever);
-    let attr = |t: &Trial| lever(t).and_then(|l| l.attr.clone());
-    let mut queue: Vec<&&Trial> = helped.iter().filter(|t| t.kind == Kind::Queue).collect();
-    queue.sort_by_key(|t| combination::order(t.kind, attr(t).as_deref()));
-    let mut out: Vec<(String, Box<dyn Change>)> = Vec::new();
-    for t in queue {
-        let a = attr(t).unwrap_or_default();
-        out.push((
-            t.lever.clone(),
-            host.hands.queue(&host.setting.disks, &a, &t.to)?,
-        ));
-    }
-    let lifts: Vec<Lift> = helped
+    let limits = host.setting.limits.as_ref();
+    let changes = helped
         .iter()
-        .filter(|t| t.kind == Kind::Cgroup)
-        .filter_map(|t| lever(t)?.lift())
-        .map(|g| group_limits::lift(g, host.setting.limits.as_ref()))
+        .filter_map(|t| {
+            let l = table.iter().find(|l| l.id == t.lever)?;
+            let c = levers::Candidate {
+                value: t.to.clone(),
+                options: Vec::new(),
+            };
+            l.ops()
+                .of_host()
+                .then(|| (l, l.apply(&c, &l.lifted(limits))))
+        })
         .collect();
-    if let Some(first) = lifts.first() {
-        let lift = lifts[1..].iter().fold(first.clone(), |a, b| a.with(b));
-        out.push(("the study's group".into(), host.hands.escape(&lift)?));
+    let mut out: Vec<(String, Box<dyn Change>)> = Vec::new();
+    for (ids, a) in levers::together(changes) {
+        let name = match a.moves_process() {
+            true => "the study's group".to_string(),
+            false => ids.join(" + "),
+        };
+        out.push((name, make(host.hands, &host.setting.disks, &a)?));
     }
     Ok(Box::new(Together::of(out)))
 }

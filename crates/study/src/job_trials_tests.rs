@@ -7,7 +7,8 @@
 use super::*;
 use crate::job_levers::Planned;
 use ssdready_core::result::{DirResult, JobResult, RunResult};
-use ssdready_diagnosis::levers::Candidate;
+use ssdready_diagnosis::levers::{Candidate, Kind};
+use ssdready_measured::group_limits::Lift;
 use ssdready_run::Failure;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -250,6 +251,72 @@ fn the_changes_that_helped_are_made_together_the_scheduler_first_and_put_back_in
             "back loop7/nr_requests=64",
             "back loop7/scheduler=none",
         ]
+    );
+}
+
+/// A queue setting the shipped table does not know, as a row of its own.
+const NEW_ROW: &str = "
+lever add-random
+  kind queue
+  attr add_random
+  what whether the block layer feeds the entropy pool from its completions
+  values set 0
+  at peak
+  measure iops
+  undo the setting it had, written back
+";
+
+#[test]
+fn a_queue_file_added_as_a_table_row_alone_is_tried_on_the_job_and_put_back() {
+    let table = levers::parse(&format!("{}{NEW_ROW}", levers::TABLE)).unwrap();
+    let mut setting = setting();
+    setting.queue.insert("add_random".into(), "1".into());
+    setting.consent = ssdready_diagnosis::trials_plan::Consent {
+        root: true,
+        asked: true,
+        device: true,
+        ..Default::default()
+    };
+    let (todo, _) = crate::job_levers::plan(&table, &sections(), &setting);
+    let p = todo
+        .into_iter()
+        .find(|p| p.lever.id == "add-random")
+        .unwrap();
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    let mut host = Host {
+        setting,
+        hands: &mut hands,
+    };
+    let mut run = run_with(log.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![p],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    let t = &s.trials[0];
+    assert_eq!((t.from.as_str(), t.to.as_str()), ("1", "0"));
+    assert_eq!(t.kind, Kind::Queue);
+    let l = log.borrow();
+    let sets = l.iter().filter(|e| *e == "set loop7/add_random=0").count();
+    let backs = l.iter().filter(|e| *e == "back loop7/add_random=0").count();
+    assert_eq!(
+        (sets, backs),
+        (trials::MIN_PAIRS, trials::MIN_PAIRS),
+        "{l:?}"
+    );
+    assert!(
+        t.permanent.contains("ATTR{queue/add_random}=\"0\""),
+        "{}",
+        t.permanent
     );
 }
 

@@ -14,7 +14,7 @@
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::combination::Hidden;
-use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Kind, Lever, Point};
+use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::trials_section::{self, Section};
@@ -126,7 +126,7 @@ pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
         .into_iter()
         .filter_map(|l| l.attr)
         .collect();
-    names.extend(["max_hw_sectors_kb".to_string(), "io_poll".to_string()]);
+    names.extend(levers::kind_queue::READ_ALSO.map(String::from));
     for a in names {
         if let Ok(v) = std::fs::read_to_string(format!("/sys/block/{disk}/queue/{a}")) {
             out.insert(a, v.trim().to_string());
@@ -463,10 +463,22 @@ pub(crate) fn change_of(
     disks: &[String],
     c: &Candidate,
 ) -> Result<Box<dyn Change>, String> {
-    match l.apply(c, lift) {
+    make(hands, disks, &l.apply(c, lift))
+}
+
+/// The one place a lever's typed change is made on the host: a queue
+/// file written on `disks` (its original journaled and written back), the
+/// study's process moved to a group of its own and back; the job's own
+/// options change nothing here.
+pub(crate) fn make(
+    hands: &mut dyn Hands,
+    disks: &[String],
+    a: &Apply,
+) -> Result<Box<dyn Change>, String> {
+    match a {
         Apply::Options(_) => Ok(Box::new(NoChange)),
-        Apply::Queue { attr, value } => hands.queue(disks, &attr, &value),
-        Apply::Escape(lift) => hands.escape(&lift),
+        Apply::Queue { attr, value } => hands.queue(disks, attr, value),
+        Apply::Escape(lift) => hands.escape(lift),
     }
 }
 
@@ -495,10 +507,9 @@ fn one(
     pairs: usize,
 ) -> (Trial, bool) {
     let l = &p.lever;
-    let disks = if l.kind == Kind::Queue {
-        queue_disks(t)
-    } else {
-        Vec::new()
+    let disks = match l.ops().on_queue() {
+        true => queue_disks(t),
+        false => Vec::new(),
     };
     let (cw, extra) = changed(w, c);
     let base_req = crate::jobs::request(w, x.targets, &x.plan.settings, false);

@@ -11,10 +11,10 @@
 //! for a subset where the whole set buys less than its best change are
 //! judged purely by `ssdready_diagnosis::combination`; this runs them.
 
-use super::{change_of, changed, in_turns, queue_disks, Options, Runs, Together, Trials};
+use super::{changed, in_turns, make, queue_disks, Options, Runs, Together, Trials};
 use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::combination::{self as model, Combination, Hidden, LeftOut, Member, Set};
-use ssdready_diagnosis::levers::{Candidate, Kind, Lever};
+use ssdready_diagnosis::levers::{self, Candidate, Lever};
 use ssdready_diagnosis::trials::{self, Outcome, Trial};
 use ssdready_diagnosis::trials_plan::{self, Planned};
 use ssdready_diagnosis::trials_section::Section;
@@ -117,7 +117,7 @@ pub(super) fn run(
             .any(|x| x.lever.id == id && x.lever.raises_cap())
     };
     // A limit hidden behind one that helped: tried behind it, never alone.
-    for x in tried.iter().filter(|x| x.lever.kind == Kind::Cgroup) {
+    for x in tried.iter().filter(|x| x.lever.ops().lifts_group()) {
         let Some(h) = &x.behind else { continue };
         if parts.iter().any(|p| p.0.lever == h.front) && conflict(&parts, &x.candidate).is_none() {
             parts.push((h.member.clone(), x));
@@ -175,7 +175,7 @@ fn gather<'a>(
             change: tr.change(),
             why,
         };
-        if x.lever.kind == Kind::Application && tr.point != best.point {
+        if !x.lever.ops().of_host() && tr.point != best.point {
             left.push(out(format!(
                 "its options were made for {}; at {} they would be another change",
                 tr.at, best.at
@@ -227,7 +227,7 @@ fn member(tr: &Trial, x: &Tried) -> Member {
 /// first, then the queue's other settings, the study's own group, the
 /// application's choices).
 fn applied_order(mut parts: Vec<&Tried>) -> Vec<&Tried> {
-    parts.sort_by_key(|p| model::order(p.lever.kind, p.lever.attr.as_deref()));
+    parts.sort_by_key(|p| p.lever.ops().order(p.lever.attr.as_deref()));
     parts
 }
 
@@ -280,7 +280,7 @@ fn measure_set(
 ) -> (Set, bool) {
     let mut cw = w.clone();
     let mut extra = Vec::new();
-    for p in parts.iter().filter(|p| p.lever.kind == Kind::Application) {
+    for p in parts.iter().filter(|p| !p.lever.ops().of_host()) {
         let (next, e) = changed(&cw, &p.candidate);
         cw = next;
         extra.extend(e);
@@ -320,35 +320,20 @@ fn measure_set(
     (set, fatal)
 }
 
-/// The host's changes of the set, in the order they are made.
+/// The host's changes of the set, in the order they are made
+/// ([`levers::together`]: the cgroup limits of the set lifted by one move
+/// out of the groups, every lifted limit's hierarchy left, the rest kept).
 fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Together, String> {
     let disks = queue_disks(t);
-    let mut all = Vec::new();
-    // The cgroup limits of the set are lifted by one move out of the
-    // groups, every lifted limit's hierarchy left, the rest kept.
-    let lifted = parts
+    let changes = parts
         .iter()
-        .filter(|p| p.lever.kind == Kind::Cgroup)
-        .map(|p| &p.lift)
-        .fold(None, |acc: Option<Lift>, l| {
-            Some(acc.map_or_else(|| l.clone(), |a| a.with(l)))
-        });
-    for p in parts.iter().filter(|p| p.lever.kind == Kind::Queue) {
-        let ch = change_of(x.hands, (&p.lever, &p.lift), &disks, &p.candidate)
-            .map_err(|e| format!("{}: {e}", p.lever.id))?;
-        all.push((p.lever.id.clone(), ch));
-    }
-    if let Some(lift) = lifted {
-        let ids: Vec<&str> = parts
-            .iter()
-            .filter(|p| p.lever.kind == Kind::Cgroup)
-            .map(|p| p.lever.id.as_str())
-            .collect();
-        let ch = x
-            .hands
-            .escape(&lift)
-            .map_err(|e| format!("{}: {e}", ids.join(" + ")))?;
-        all.push((ids.join(" + "), ch));
+        .map(|p| (&p.lever, p.lever.apply(&p.candidate, &p.lift)))
+        .collect();
+    let mut all = Vec::new();
+    for (ids, a) in levers::together(changes) {
+        let name = ids.join(" + ");
+        let ch = make(x.hands, &disks, &a).map_err(|e| format!("{name}: {e}"))?;
+        all.push((name, ch));
     }
     Ok(Together::of(all))
 }

@@ -36,7 +36,7 @@ impl Form for HwMax {
         }
         now.cx
             .queue
-            .get("max_hw_sectors_kb")
+            .get(crate::levers::kind_queue::HW_MAX)
             .map(|h| Candidate::of(h.trim()))
             .into_iter()
             .collect()

@@ -36,7 +36,12 @@ impl Form for Offered {
         let Some(active) = now.value else {
             return Vec::new();
         };
-        let (_, offered) = schedulers(now.cx.queue.get("scheduler").map_or("", |s| s));
+        let (_, offered) = schedulers(
+            now.cx
+                .queue
+                .get(crate::levers::kind_queue::SCHEDULER)
+                .map_or("", |s| s),
+        );
         let mut v: Vec<String> = offered.into_iter().filter(|s| s != active).collect();
         v.sort_by_key(|s| s != "none");
         v.into_iter().map(Candidate::of).collect()

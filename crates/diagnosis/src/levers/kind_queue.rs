@@ -1,0 +1,211 @@
+//! A setting of the device's queue (`/sys/block/DEV/queue/ATTR`, the
+//! row's `attr`), on the target's device and its stack's members: a
+//! setting of the host, tried as root when asked (`--try-changes`), made
+//! by writing the file and undone by writing back what it held, made to
+//! last by a udev rule. What depends on one file is here and nowhere
+//! else: a switch of the scheduler resets `nr_requests` (the scheduler
+//! comes first), `nr_requests` binds only where more is in flight than
+//! it admits, `max_sectors_kb` only where a request is larger than it,
+//! read-ahead only on buffered sequential reads, writeback throttling
+//! only on writes; `io_poll` says whether the device has poll queues.
+//! A row with another `attr` is tried and put back as it is, through
+//! that file alone.
+
+use super::kind::{LeverKind, NotTried};
+use super::{Apply, Candidate, Context, Lever, Point};
+use crate::combination::{Combination, Member};
+use crate::combination_files::{kept, UDEV};
+use crate::limit::Cause;
+use crate::trials::Reason;
+use crate::trials_plan::Consent;
+use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::Inventory;
+
+/// The queue file of the I/O scheduler: switching it resets
+/// `nr_requests` and the other settings it owns.
+pub const SCHEDULER: &str = "scheduler";
+/// The queue file of the requests queued per hardware queue.
+pub const NR_REQUESTS: &str = "nr_requests";
+/// The queue file of the largest request the device takes (`hw-max`).
+pub const HW_MAX: &str = "max_hw_sectors_kb";
+/// The queue files the study reads beside the levers' own: the largest
+/// request the device takes and whether it has poll queues.
+pub const READ_ALSO: [&str; 2] = [HW_MAX, POLL];
+/// Whether the device has poll queues (1: it has).
+const POLL: &str = "io_poll";
+
+/// The queue kind's unit.
+pub struct Queue;
+
+/// The queue kind.
+pub const QUEUE: Queue = Queue;
+
+impl LeverKind for Queue {
+    fn word(&self) -> &'static str {
+        "queue"
+    }
+
+    fn needs(&self) -> &'static [&'static str] {
+        &["attr", "undo"]
+    }
+
+    fn on_queue(&self) -> bool {
+        true
+    }
+
+    fn current(&self, l: &Lever, cx: &Context) -> Option<String> {
+        let text = cx.queue.get(l.attr.as_deref()?)?;
+        match &l.values {
+            Some(v) => v.current(text),
+            None => Some(text.trim().to_string()),
+        }
+    }
+
+    fn replaced(&self, l: &Lever, cx: &Context, _p: &Point) -> String {
+        self.current(l, cx).unwrap_or_default()
+    }
+
+    fn gate(&self, _cause: Cause, c: &Consent) -> Result<(), NotTried> {
+        let no = |r: Reason, why: &str| Err((r, why.to_string()));
+        match () {
+            _ if !c.device => no(Reason::NoDevice, "the target has no device queue of its own"),
+            _ if !c.root => no(Reason::NotRoot, "needs root (run the study as root to measure it)"),
+            _ if c.made_by_study => no(
+                Reason::Apparatus,
+                "a setting of ssdready's own apparatus (the built-in drive behind the kernel), set up as a new drive of its model: study your own device to try it there",
+            ),
+            _ if !c.asked => no(
+                Reason::NotAsked,
+                "a setting of this host: run with --try-changes to measure it (it is put back after)",
+            ),
+            _ => match &c.queue_unavailable {
+                Some(why) => Err((Reason::Unavailable, why.clone())),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn offered(&self, l: &Lever, cx: &Context, place: &str) -> Result<(), NotTried> {
+        match self.current(l, cx) {
+            Some(_) => Ok(()),
+            None => Err((
+                Reason::NotOffered,
+                format!(
+                    "this kernel does not offer queue/{} {place}",
+                    l.attr.as_deref().unwrap_or_default()
+                ),
+            )),
+        }
+    }
+
+    fn cannot_bind(&self, l: &Lever, cx: &Context, p: &Point) -> Option<String> {
+        let now = |attr: &str| cx.queue.get(attr)?.trim().parse::<u64>().ok();
+        match l.attr.as_deref()? {
+            NR_REQUESTS => {
+                let n = now(NR_REQUESTS)?;
+                let in_flight = u64::from(p.qd) * u64::from(p.threads.max(1));
+                (in_flight <= n).then(|| {
+                    format!(
+                        "{} keeps {in_flight} I/Os in flight, no more than the {n} requests the queue admits: it cannot fill",
+                        p.describe()
+                    )
+                })
+            }
+            "max_sectors_kb" => {
+                let n = now("max_sectors_kb")?;
+                (p.bs <= n << 10).then(|| {
+                    format!(
+                        "{} fit in one request of {n} KiB: nothing is split",
+                        p.describe()
+                    )
+                })
+            }
+            "read_ahead_kb" => (p.direct || p.rw != "read").then(|| {
+                format!(
+                    "read-ahead acts only on buffered sequential reads, not on {}",
+                    p.describe()
+                )
+            }),
+            _ => None,
+        }
+    }
+
+    fn idle_for_job(&self, l: &Lever, p: &Point) -> Option<String> {
+        let writes = p.rw.contains("write") || p.rw.ends_with("rw") || p.rw == "trim";
+        (l.attr.as_deref() == Some("wbt_lat_usec") && !writes)
+            .then(|| "writeback throttling acts only on writes, and the job writes none".into())
+    }
+
+    fn change(&self, l: &Lever, c: &Candidate, _lift: &Lift) -> Apply {
+        Apply::Queue {
+            attr: l.attr.clone().unwrap_or_default(),
+            value: c.value.clone(),
+        }
+    }
+
+    fn permanent(&self, l: &Lever, disks: &[String], c: &Candidate, _options: &str) -> String {
+        let attr = l.attr.as_deref().unwrap_or_default();
+        disks
+            .iter()
+            .map(|d| rule(d, attr, &c.value))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn order(&self, attr: Option<&str>) -> u8 {
+        match attr == Some(SCHEDULER) {
+            true => 0,
+            false => 1,
+        }
+    }
+
+    fn lasting(&self) -> Option<&'static str> {
+        Some(UDEV)
+    }
+
+    /// The rule lines: per queue setting (the scheduler first), per device.
+    fn lasting_text(&self, c: &Combination, head: &str, _limits: Option<&Inventory>) -> String {
+        let mut queue: Vec<&Member> = kept(c)
+            .into_iter()
+            .filter(|m| m.kind.ops().on_queue())
+            .collect();
+        format!(
+            "{head}# The device queue settings of this configuration. To apply them:\n\
+             #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n{}",
+            udev_lines(&mut queue)
+        )
+    }
+}
+
+/// The udev rule line that sets `queue/ATTR` of `disk` to `value`.
+fn rule(disk: &str, attr: &str, value: &str) -> String {
+    format!("ACTION==\"add|change\", KERNEL==\"{disk}\", ATTR{{queue/{attr}}}=\"{value}\"")
+}
+
+/// Whether the device has poll queues, as the study read `io_poll`.
+pub fn polled(cx: &Context) -> bool {
+    cx.queue.get(POLL).is_some_and(|v| v.trim() == "1")
+}
+
+/// The udev rule lines of a set's queue settings, in the order they are
+/// made (the scheduler first, said so where others follow it), each on
+/// each of its devices.
+fn udev_lines(queue: &mut [&Member]) -> String {
+    queue.sort_by_key(|m| QUEUE.order(m.attr.as_deref()));
+    let mut s = String::new();
+    if queue.len() > 1 && queue[0].attr.as_deref() == Some(SCHEDULER) {
+        s.push_str("# The scheduler comes first: switching it resets nr_requests.\n");
+    }
+    for m in queue.iter() {
+        let attr = m.attr.as_deref().unwrap_or_default();
+        for d in &m.devices {
+            s.push_str(&rule(d, attr, &m.value));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "kind_queue_tests.rs"]
+mod tests;
