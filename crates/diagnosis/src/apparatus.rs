@@ -3,7 +3,7 @@
 //!
 //! * the built-in drive behind the kernel: its transport (FUSE + loop, or
 //!   ublk) measured with a zero-time drive at each depth
-//!   ([`crate::calibration`]) has a ceiling of its own; when it explains
+//!   ([`crate::transport::calibration`]) has a ceiling of its own; when it explains
 //!   the drive's peak, the apparatus holds the peak — not the device, not
 //!   a limit below the host — and the study says so with the transport's
 //!   ceiling and the platform's own peak on RAM beside it;

@@ -45,8 +45,8 @@ impl Builder<'_> {
     }
 }
 
-/// The capacity search's facts (`--slo`, [`crate::capacity`]).
-pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::capacity::CapacityDoc) {
+/// The capacity search's facts (`--slo`, [`crate::figures::capacity`]).
+pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::figures::capacity::CapacityDoc) {
     let Some(p) = &c.platform else {
         return;
     };

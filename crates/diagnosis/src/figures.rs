@@ -2,27 +2,30 @@
 //! results are checked): `device_limit`, `delivered_pct`, `knee_qd`,
 //! `knee_latency`, `scaling_efficiency`, `platform_share_qd1`,
 //! `clocks_per_io`, `saturation`; plus the sweeps' comparisons
-//! ([`crate::sweeps`]), the strategies section ([`crate::strategies`]) and
+//! ([`crate::figures::sweeps`]), the strategies section ([`crate::strategies`]) and
 //! the noise between repeats.
 //!
 //! Repeats of a point are combined by their median; the queue-depth curve
 //! is the first target's 4 KiB random reads at one thread.
 //!
 //! [`Figures`] gathers everything derived (`figures` in study.json); the
-//! figures of the curve and the runs are [`crate::curve`]'s (re-exported
+//! figures of the curve and the runs are [`crate::figures::curve`]'s (re-exported
 //! here; the curve's points and the median are the data crate's,
 //! `ssdready_measured::curve`). [`derive()`] makes them in turns: the curve first, then what the
 //! causes below it say of that curve (the sweeps' comparisons, what holds
 //! the peak: [`crate::limit`]), which they see through
 //! [`CurveFigures`], never the whole.
 
-pub use crate::curve::*;
+pub mod capacity;
+pub mod curve;
+pub mod sweeps;
+pub use crate::figures::curve::*;
 
-use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
 use ssdready_measured::basis::ANALYTIC_MODEL;
 use ssdready_measured::curve::{median, CurvePoint};
 use ssdready_measured::record::{RunRecord, TargetProfile};
+use sweeps::Comparisons;
 
 /// Everything derived.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -11,6 +11,9 @@
 //! unit (`kind`: a queue file, a limit of the study's groups, the job's
 //! own options, priority and placement), behind another.
 
+pub mod binding;
+pub mod estimate;
+pub mod permanent;
 use crate::facts::{Fact, Value};
 use crate::limit::Cause;
 use crate::rules::{Cond, RuleError};

@@ -13,12 +13,12 @@
 //!
 //! The modules stand in layers, each using only those below it:
 //!
-//! 1. what was measured, beyond `ssdready-measured`: [`capacity`],
+//! 1. what was measured, beyond `ssdready-measured`: [`figures::capacity`],
 //!    `zero_drive` (the transport measured with a zero-time drive),
 //!    `app_figures` and `fleet_figures`;
-//! 2. the figures of the curves and runs: [`curve`] (`device_limit`,
+//! 2. the figures of the curves and runs: [`figures::curve`] (`device_limit`,
 //!    `delivered_pct`, `knee_qd`, scaling, the platform share of latency,
-//!    clocks per I/O), [`sweeps`] (the sweeps' comparisons, made in turns),
+//!    clocks per I/O), [`figures::sweeps`] (the sweeps' comparisons, made in turns),
 //!    `reach` (whether the device served the study's I/O at all),
 //!    [`strategies`];
 //! 3. the causes, weighed on those figures: [`limit`] (what holds the I/O
@@ -27,7 +27,7 @@
 //!    [`stack`] (which member or layer of the stack holds its I/O);
 //! 4. [`figures`]: everything derived, gathered ([`figures::Figures`],
 //!    `figures` in study.json), the causes' answers with it;
-//! 5. what is weighed on the whole figures: [`calibration`] (the
+//! 5. what is weighed on the whole figures: [`transport::calibration`] (the
 //!    transport taken out of them), [`apparatus`] (ssdready's own
 //!    apparatus as a cause), [`transport`] (a drive faster than the host);
 //! 6. `fact_names` and [`facts`], `rules`: the figures as named facts,
@@ -37,12 +37,12 @@
 //!    form of a lever's values one file of `lever_values`, over what a
 //!    lever is weighed on, `lever_context`),
 //!    the study's cgroup limits, each lifted on its own
-//!    (`ssdready_measured::group_limits`), [`binding`] (where each lever's limit binds), [`trials`],
-//!    [`trials_plan`], [`permanent`] (how a lifted limit is made to last),
-//!    [`combination`] (every change that helped, measured together) and
-//!    [`combination_files`];
+//!    (`ssdready_measured::group_limits`), [`levers::binding`] (where each lever's limit binds), [`trials`],
+//!    [`trials::plan`], [`levers::permanent`] (how a lifted limit is made to last),
+//!    [`trials::combination`] (every change that helped, measured together) and
+//!    [`trials::files`];
 //! 8. the answer: [`model`] (`study.json`, schema `ssdready.study`,
-//!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials_text`],
+//!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials::text`],
 //!    shared by the terminal and the HTML report; and here, [`judge`] and
 //!    [`rejudge`], which make it ([`rejudged`]: a recorded study's whole
 //!    document judged again, and what changed).
@@ -53,13 +53,6 @@ pub mod answer;
 mod app_figures;
 pub mod apparatus;
 pub mod applications;
-pub mod binding;
-pub mod calibration;
-pub mod capacity;
-pub mod combination;
-pub mod combination_files;
-pub mod curve;
-pub mod estimate;
 mod fact_names;
 pub mod facts;
 pub mod figures;
@@ -70,19 +63,14 @@ mod lever_values;
 pub mod levers;
 pub mod limit;
 pub mod model;
-pub mod permanent;
 mod reach;
 pub mod rejudged;
 mod rules;
 pub mod stack;
 pub mod strategies;
-pub mod sweeps;
 pub mod text;
 pub mod transport;
 pub mod trials;
-pub mod trials_plan;
-pub mod trials_section;
-pub mod trials_text;
 mod zero_drive;
 
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
@@ -104,12 +92,12 @@ pub struct Inputs<'a> {
     /// Ctrl-C or SIGTERM stopped the study: it covers what ran.
     pub interrupted: bool,
     /// The capacity at a latency target, when it was searched.
-    pub capacity: Option<&'a capacity::CapacityDoc>,
+    pub capacity: Option<&'a figures::capacity::CapacityDoc>,
     /// The emulated drive's transport over the study, when the target was
     /// the built-in drive behind the kernel.
     pub transport: Option<&'a ssdready_measured::summary::Transport>,
     /// The transport's calibration, taken out of the figures.
-    pub calibration: Option<&'a calibration::Calibration>,
+    pub calibration: Option<&'a transport::calibration::Calibration>,
     /// The strategies section, when the study ran strategies (set against
     /// the device's peaks by the study, which knows its model).
     pub strategies: Option<&'a strategies::Section>,
@@ -166,7 +154,7 @@ pub fn judge(i: &Inputs) -> Judgement {
         .as_ref()
         .and_then(|s| stack::judge(s, runs));
     if let Some(c) = i.calibration {
-        calibration::take_out(&mut figures, c, runs);
+        transport::calibration::take_out(&mut figures, c, runs);
         apparatus::weigh(&mut figures);
     }
     let mut facts = facts::facts(&targets[0], machine, &figures, caps);

@@ -47,7 +47,7 @@ pub struct StudyDoc {
     /// Capacity at a latency target (`--slo`; the full study's default
     /// target otherwise), absent when not searched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<crate::capacity::CapacityDoc>,
+    pub capacity: Option<crate::figures::capacity::CapacityDoc>,
     /// What can cap the study's I/O on this machine, read before its runs:
     /// its control groups' limits, the CPUs it may use, its devices' queues
     /// (`ssdready limits` prints the same).
@@ -56,7 +56,7 @@ pub struct StudyDoc {
     /// What to change, measured: the study's advice tried in turns on
     /// this machine, each change put back (absent when no trial applied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trials: Option<crate::trials_section::Section>,
+    pub trials: Option<crate::trials::section::Section>,
 }
 
 /// The plan as announced.

@@ -84,7 +84,7 @@ pub fn rejudged(old: &StudyDoc) -> Result<(StudyDoc, Changes), RejudgeError> {
     let mut new = old.clone();
     new.trials = old.trials.clone().map(|mut s| {
         let levers = crate::levers::shipped();
-        crate::trials_section::cite(&mut s, &mut j.verdicts, &levers, j.figures.saturation.limit);
+        crate::trials::section::cite(&mut s, &mut j.verdicts, &levers, j.figures.saturation.limit);
         s
     });
     new.figures = j.figures;

@@ -233,7 +233,7 @@ fn verdicts_and_skipped(s: &mut String, d: &StudyDoc) {
         let _ = writeln!(s, "    → {}", v.recommendation);
     }
     if let Some(t) = &d.trials {
-        let _ = write!(s, "\n{}", crate::trials_text::section(t));
+        let _ = write!(s, "\n{}", crate::trials::text::section(t));
     }
     if !d.skipped.is_empty() {
         let _ = writeln!(s, "\nnot studied:");
@@ -580,7 +580,7 @@ mod tests {
                 less_transport_err_ns: Some(1_500.0),
                 ..Default::default()
             });
-        d.figures.calibration = Some(crate::calibration::Calibration {
+        d.figures.calibration = Some(crate::transport::calibration::Calibration {
             transport: "fuse+loop".into(),
             path: Some("/root/.cache/ssdready/transport/k-b.json".into()),
             ..Default::default()

@@ -8,10 +8,11 @@
 //!
 //! The daemon's figures ([`ssdready_measured::summary::Transport`]) are a run's ([`ssdready_measured::summary`]),
 //! gathered over runs and taken out of the QD 1 platform share by
-//! [`crate::curve`] (all re-exported here); this module weighs, on the
+//! [`crate::figures::curve`] (all re-exported here); this module weighs, on the
 //! whole figures, a drive faster than this host can drive ([`host_limit`]).
 
-pub use crate::curve::{over, split};
+pub mod calibration;
+pub use crate::figures::curve::{over, split};
 
 /// The device alone gives more than this many times the delivered IOPS
 /// at the peak's depth: the drive outruns the host.
@@ -267,12 +268,15 @@ mod tests {
             run(1_000, 3_000.0, Some(1_000.0)),
             run(3_000, 3_000.0, Some(5_000.0)),
         );
-        let o = crate::curve::over(&[&a, &b]).unwrap();
+        let o = crate::figures::curve::over(&[&a, &b]).unwrap();
         assert_eq!(o.wait_ns_per_io, Some(4_000.0));
         assert!((o.wait_pct.unwrap() - 400.0 / 7.0).abs() < 1e-9, "{o:?}");
         // A run without it: the study's whole is not claimed from a part.
         let c = run(1_000, 3_000.0, None);
-        assert_eq!(crate::curve::over(&[&a, &c]).unwrap().wait_pct, None);
+        assert_eq!(
+            crate::figures::curve::over(&[&a, &c]).unwrap().wait_pct,
+            None
+        );
     }
 
     #[test]
@@ -352,8 +356,8 @@ mod tests {
             v.finding
         );
         // The calibration's figure, with its error, where there is one.
-        f.calibration = Some(crate::calibration::Calibration {
-            points: vec![crate::calibration::Point {
+        f.calibration = Some(crate::transport::calibration::Calibration {
+            points: vec![crate::transport::calibration::Point {
                 qd: 32,
                 cpu_ns: 14_000.0,
                 cpu_err_ns: 1_000.0,

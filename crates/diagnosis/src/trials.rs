@@ -4,7 +4,7 @@
 //! judges what the turns measured, purely: each metric's gain as the mean
 //! of the per-pair changes, judged on the pairs' log ratios, the trials
 //! ranked, the findings' recommendations each citing its trial or saying
-//! why none was possible ([`crate::trials_section::cite`]), and a named cause its lever did not
+//! why none was possible ([`crate::trials::section::cite`]), and a named cause its lever did not
 //! move called a contradiction, lowering that verdict's confidence —
 //! except where the trial's point could not bind the limit
 //! ([`Trial::unbound`]): such a trial proves nothing of it.
@@ -35,9 +35,14 @@
 //! decided), so a "beyond the noise" or "in every pair" never has a bar
 //! across zero and "no change" or "too noisy" always has.
 //! The section these trials make and what it says of the findings is
-//! [`crate::trials_section`]; the running is `ssdready-study`'s
-//! (`trials`); the text is [`crate::trials_text`].
+//! [`crate::trials::section`]; the running is `ssdready-study`'s
+//! (`trials`); the text is [`crate::trials::text`].
 
+pub mod combination;
+pub mod files;
+pub mod plan;
+pub mod section;
+pub mod text;
 use crate::levers::{Kind, Metric, Point};
 use serde::{Deserialize, Serialize};
 use ssdready_measured::summary::PointSummary;
@@ -93,7 +98,7 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Why its limit could not bind at its point, where it could not
-    /// ([`crate::binding`]): the trial says nothing of the limit, and
+    /// ([`crate::levers::binding`]): the trial says nothing of the limit, and
     /// lowers no verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unbound: Option<String>,
@@ -330,7 +335,7 @@ pub struct Untested {
     pub why: String,
     /// What it may buy, estimated from the study's measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<crate::estimate::Estimate>,
+    pub estimate: Option<crate::levers::estimate::Estimate>,
     /// The command that would try it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
@@ -338,7 +343,7 @@ pub struct Untested {
 
 impl Untested {
     /// With its estimate.
-    pub fn with(mut self, e: Option<crate::estimate::Estimate>) -> Untested {
+    pub fn with(mut self, e: Option<crate::levers::estimate::Estimate>) -> Untested {
         self.estimate = e;
         self
     }

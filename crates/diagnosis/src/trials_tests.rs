@@ -4,13 +4,13 @@
 use super::*;
 use crate::levers::{shipped, Context};
 use crate::limit::Cause;
-use crate::trials_plan::{pairs_that_fit, plan, Consent};
+use crate::trials::plan::{pairs_that_fit, plan, Consent};
 
 /// A lever kind's consent gate, as a trial records the kind.
 fn gate(k: Kind, cause: Cause, c: &Consent) -> Result<(), (Reason, String)> {
     k.ops().gate(cause, c)
 }
-use crate::trials_section::*;
+use crate::trials::section::*;
 use ssdready_measured::record::{Evidence, Verdict};
 
 fn m(iops: f64, p99_us: f64) -> Measured {
@@ -372,7 +372,7 @@ fn the_section_in_words_gives_each_row_and_how_to_keep_it() {
     };
     s.trials[0].devices = vec!["loop7".into()];
     cite(&mut s, &mut [], &table, Cause::Scheduler);
-    let text = crate::trials_text::section(&s);
+    let text = crate::trials::text::section(&s);
     assert!(text.starts_with("what to change, measured"), "{text}");
     assert!(
         text.contains("1. scheduler mq-deadline → none on loop7: IOPS +38.0 % (+30.2 % … +46.2 %)"),
@@ -760,7 +760,7 @@ fn a_lift_at_a_point_where_the_limit_could_not_bind_lowers_no_verdict() {
         "{}",
         v[0].recommendation
     );
-    let text = crate::trials_text::section(&s);
+    let text = crate::trials::text::section(&s);
     assert!(text.contains("could not bind at this point"), "{text}");
     // The same trial where the limit could bind contradicts the finding.
     s.trials[0].unbound = None;
@@ -794,7 +794,7 @@ fn a_stacks_members_that_read_differently_are_said_each_with_its_value() {
         members_differed: members_differed(&apart),
         ..Default::default()
     };
-    let text = crate::trials_text::row(1, &t);
+    let text = crate::trials::text::row(1, &t);
     assert!(
         text.contains("its devices differed before it (none on md0, mq-deadline on loop1, none on loop2): each was set alike for the trial and put back to its own"),
         "{text}"

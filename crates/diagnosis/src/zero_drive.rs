@@ -2,7 +2,7 @@
 //! cost above a loop device over `/dev/shm` at each queue depth, as data
 //! ([`Calibration`], kept in its own file by the study), and its ceiling
 //! at the peak's depth ([`TransportCeiling`]). Taking it out of the
-//! figures is [`crate::calibration`]'s; weighing it as a cause,
+//! figures is [`crate::transport::calibration`]'s; weighing it as a cause,
 //! [`crate::apparatus`]'s.
 
 use serde::{Deserialize, Serialize};

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
-pub use ssdready_diagnosis::calibration::*;
+pub use ssdready_diagnosis::transport::calibration::*;
 
 /// The calibration for a study's runs over `transport`: the one kept for
 /// this kernel and boot when it covers their depths, else measured now

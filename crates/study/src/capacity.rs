@@ -2,7 +2,7 @@
 //! --slo p99=1ms`) at its built-in job, and a rate-limited user's job's
 //! (`rate`, `rate_iops`, `thinktime`) at its own latency target from its
 //! own rate up. The searches and their documents are the diagnosis's
-//! (`ssdready_diagnosis::capacity`, the job's in its `job`); here, each
+//! (`ssdready_diagnosis::figures::capacity`, the job's in its `job`); here, each
 //! point's run. A job's point runs the job with its pace replaced by
 //! Poisson arrivals at the offered load, shared among its threads, each
 //! I/O's latency counted from when it was due (`lat_from=schedule`: no
@@ -12,8 +12,8 @@
 //! closed-loop at that depth.
 
 use ssdready_core::options::Section;
-use ssdready_diagnosis::capacity::job::Ceiling;
-pub use ssdready_diagnosis::capacity::*;
+use ssdready_diagnosis::figures::capacity::job::Ceiling;
+pub use ssdready_diagnosis::figures::capacity::*;
 use ssdready_measured::summary::PointSummary;
 use ssdready_run::{RunFn, RunRequest};
 use std::sync::atomic::AtomicBool;

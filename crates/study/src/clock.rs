@@ -210,12 +210,12 @@ pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
 }
 
 /// Seconds a quick study's trials take: the turns of
-/// [`ssdready_diagnosis::trials_plan::QUICK_LEVERS`] levers and of one more (a change with a
+/// [`ssdready_diagnosis::trials::plan::QUICK_LEVERS`] levers and of one more (a change with a
 /// large estimate, or the changes that helped, together), within a quick
 /// study's minute.
 pub fn quick_s(plan: &Plan) -> f64 {
     let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
-    ((ssdready_diagnosis::trials_plan::QUICK_LEVERS + 1)
+    ((ssdready_diagnosis::trials::plan::QUICK_LEVERS + 1)
         * ssdready_diagnosis::trials::MIN_PAIRS
         * 2) as f64
         * per_run

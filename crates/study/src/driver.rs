@@ -173,7 +173,7 @@ fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer
         }
         Qd::Deepest => {
             let deepest =
-                ssdready_diagnosis::curve::deepest_qd_run(&ex.runs).map(|r| r.workload.qd);
+                ssdready_diagnosis::figures::curve::deepest_qd_run(&ex.runs).map(|r| r.workload.qd);
             if deepest.is_none() {
                 skip_point(ex, obs, p, "no queue-depth run succeeded: no deepest depth");
             }

@@ -6,7 +6,7 @@
 //! ([`crate::job`]), not levers here.
 //!
 //! A lever is tried only where its limit can bind for this job
-//! ([`ssdready_diagnosis::binding`]: a request queue that admits more than
+//! ([`ssdready_diagnosis::levers::binding`]: a request queue that admits more than
 //! the job keeps in flight cannot fill, a request size no smaller than the
 //! job's blocks splits nothing, read-ahead does nothing for direct or
 //! random I/O, a cpuset as large as the job's threads withholds nothing,
@@ -19,10 +19,10 @@
 
 use crate::job;
 use ssdready_core::options::Section;
-use ssdready_diagnosis::binding;
+use ssdready_diagnosis::levers::binding;
 use ssdready_diagnosis::levers::{self, Candidate, Context, Lever, Point};
+use ssdready_diagnosis::trials::plan::{self as trials_plan, Consent};
 use ssdready_diagnosis::trials::{Reason, Untested};
-use ssdready_diagnosis::trials_plan::{self, Consent};
 use ssdready_measured::group_limits;
 use ssdready_measured::limits::Inventory;
 use std::collections::BTreeMap;

@@ -174,7 +174,7 @@ fn one(
         trial.outcome = Outcome::Failed;
     }
     trials::judge_trial(&mut trial);
-    ssdready_diagnosis::binding::after_turns(&mut trial, l, &cx);
+    ssdready_diagnosis::levers::binding::after_turns(&mut trial, l, &cx);
     (trial, done.fatal)
 }
 
@@ -216,7 +216,7 @@ pub fn turn(
 
 /// The changes that helped beyond the noise, one per lever, best first.
 pub fn helped(s: &HostSection) -> Vec<&Trial> {
-    ssdready_diagnosis::combination::helped(&s.trials)
+    ssdready_diagnosis::trials::combination::helped(&s.trials)
 }
 
 /// No change of the host (a best configuration of the job's own options).

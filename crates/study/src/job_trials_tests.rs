@@ -271,7 +271,7 @@ fn a_queue_file_added_as_a_table_row_alone_is_tried_on_the_job_and_put_back() {
     let table = levers::parse(&format!("{}{NEW_ROW}", levers::TABLE)).unwrap();
     let mut setting = setting();
     setting.queue.insert("add_random".into(), "1".into());
-    setting.consent = ssdready_diagnosis::trials_plan::Consent {
+    setting.consent = ssdready_diagnosis::trials::plan::Consent {
         root: true,
         asked: true,
         device: true,

@@ -18,7 +18,7 @@ use crate::progress::{compared, fleet_end, job_end, study_end};
 use crate::session::JobStudied;
 use crate::session::{Of, Studied};
 use crate::session_parts::JobDoc;
-use ssdready_diagnosis::combination_files::{self as files, File, FIO, SYSTEMD, UDEV};
+use ssdready_diagnosis::trials::files::{self as files, File, FIO, SYSTEMD, UDEV};
 
 /// How a study ends, once its files are written.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -406,8 +406,8 @@ fn beyond_points(t: &TargetProfile, o: &StudyOptions, overhead_s: f64) -> (f64, 
     let mut fixed = CAPACITY_RUNS * (2.0 + overhead_s);
     let mut runs = 0.0;
     if t.kind == TargetKind::BlockDevice && t.emulated.is_some() {
-        let cal = ssdready_diagnosis::calibration::RUNTIME_S + CALIBRATION_RUN_S;
-        let repeats = ssdready_diagnosis::calibration::REPEATS as f64;
+        let cal = ssdready_diagnosis::transport::calibration::RUNTIME_S + CALIBRATION_RUN_S;
+        let repeats = ssdready_diagnosis::transport::calibration::REPEATS as f64;
         fixed += QDS.len() as f64 * repeats * 2.0 * cal;
     }
     let apps = o.sweeps.iter().any(|s| s == "applications");

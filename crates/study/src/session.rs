@@ -41,9 +41,9 @@ use crate::session_parts::{SCHEMA as JOB_SCHEMA, SCHEMA_VERSION as JOB_SCHEMA_VE
 use crate::session_run::{self as steps, Steps};
 use crate::{detect, kdrive};
 use ssdready_core::options::Section;
-use ssdready_diagnosis::combination_files::File;
 use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::best as job_best;
+use ssdready_diagnosis::trials::files::File;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::TargetProfile;
 use ssdready_measured::schema::{SCHEMA, SCHEMA_VERSION};

@@ -30,8 +30,8 @@ use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
 use ssdready_diagnosis::limit::job::gain as job_gain;
 use ssdready_diagnosis::limit::point::held_words;
+use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{Trial, Untested};
-use ssdready_diagnosis::trials_section::Section;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 use ssdready_run::RunFn;
@@ -169,7 +169,7 @@ fn calibrate(
     (runs, transport, after): (&[RunRecord], &str, &Deadline),
     warnings: &mut Vec<String>,
     obs: &mut dyn Observer,
-) -> Option<ssdready_diagnosis::calibration::Calibration> {
+) -> Option<ssdready_diagnosis::transport::calibration::Calibration> {
     if let (_, Some(line)) = crate::calibrate::cache_base() {
         warnings.push(line);
     }
@@ -567,7 +567,7 @@ fn paced_capacity(
 pub fn host_files(
     doc: &JobDoc,
     limits: Option<&ssdready_measured::limits::Inventory>,
-) -> Vec<ssdready_diagnosis::combination_files::File> {
+) -> Vec<ssdready_diagnosis::trials::files::File> {
     let (Some(b), Some(h)) = (&doc.best, &doc.host) else {
         return Vec::new();
     };
@@ -579,7 +579,7 @@ pub fn host_files(
             b.options.join(" ")
         ),
     };
-    let date = ssdready_diagnosis::combination_files::date_of(doc.started_unix_ms);
+    let date = ssdready_diagnosis::trials::files::date_of(doc.started_unix_ms);
     job_best::host_files(b, &h.trials, &at, &date, limits)
 }
 

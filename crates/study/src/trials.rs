@@ -13,11 +13,11 @@
 
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::combination::Hidden;
 use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Lever, Point};
+use ssdready_diagnosis::trials::combination::Hidden;
+use ssdready_diagnosis::trials::plan::{self as trials_plan, Consent, Planned};
+use ssdready_diagnosis::trials::section::{self as trials_section, Section};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
-use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
-use ssdready_diagnosis::trials_section::{self, Section};
 use ssdready_diagnosis::Judgement;
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::record::{RunRecord, TargetKind, TargetProfile};
@@ -194,7 +194,9 @@ fn workload_at(at: At, j: &Judgement, runs: &[RunRecord], online: u32) -> Option
     let peak = j.figures.peak.as_ref().and_then(|p| qd_run(p.qd));
     match at {
         At::Peak => peak,
-        At::Deepest => ssdready_diagnosis::curve::deepest_qd_run(runs).map(|r| r.workload.clone()),
+        At::Deepest => {
+            ssdready_diagnosis::figures::curve::deepest_qd_run(runs).map(|r| r.workload.clone())
+        }
         At::Qd1 => qd_run(1),
         At::Large => peak.map(|w| Workload {
             rw: "read".into(),
@@ -333,7 +335,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
             }
             let from = from_value(p, &cx, &w);
             let (mut trial, stop) = one(x, (t, &cx), p, (&w, c, from), pairs);
-            ssdready_diagnosis::binding::after_turns(&mut trial, &p.lever, &cx);
+            ssdready_diagnosis::levers::binding::after_turns(&mut trial, &p.lever, &cx);
             clock.runs_done += 2 * trial.turns.len();
             tried.push(combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx)));
             s.trials.push(trial);
@@ -351,7 +353,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         combination::run(x, t, &mut s, &tried, &mut clock);
     }
     let hidden: Vec<&Hidden> = tried.iter().filter_map(|t| t.behind.as_ref()).collect();
-    ssdready_diagnosis::combination::untried_behind(&mut s, &hidden);
+    ssdready_diagnosis::trials::combination::untried_behind(&mut s, &hidden);
     s.spent_s = clock.started.elapsed().as_secs_f64();
     Some(s)
 }
@@ -652,7 +654,7 @@ pub(crate) fn turn(
 }
 
 /// Several host changes made as one, in the order given (the scheduler
-/// first: [`ssdready_diagnosis::combination::order`]) and put back in the
+/// first: [`ssdready_diagnosis::trials::combination::order`]) and put back in the
 /// reverse order; a change that cannot be made puts back those made
 /// before it. The trials' sets and the job's best configuration.
 pub(crate) struct Together {

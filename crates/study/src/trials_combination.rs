@@ -9,15 +9,17 @@
 //! order; the application's choices are merged into the changed run's
 //! options. Which changes go together, why at that point, and the search
 //! for a subset where the whole set buys less than its best change are
-//! judged purely by `ssdready_diagnosis::combination`; this runs them.
+//! judged purely by `ssdready_diagnosis::trials::combination`; this runs them.
 
 use super::{changed, in_turns, make, queue_disks, Options, Runs, Together, Trials};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::combination::{self as model, Combination, Hidden, LeftOut, Member, Set};
 use ssdready_diagnosis::levers::{self, Candidate, Lever};
+use ssdready_diagnosis::trials::combination::{
+    self as model, Combination, Hidden, LeftOut, Member, Set,
+};
+use ssdready_diagnosis::trials::plan::{self as trials_plan, Planned};
+use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{self, Outcome, Trial};
-use ssdready_diagnosis::trials_plan::{self, Planned};
-use ssdready_diagnosis::trials_section::Section;
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::record::TargetProfile;
 use std::time::Instant;

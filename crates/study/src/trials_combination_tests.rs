@@ -345,7 +345,7 @@ fn the_changes_that_helped_are_measured_together_in_turns_and_lead_the_answer() 
     }
     assert!(st.left.is_empty(), "left changed: {:?}", st.left);
     // The terminal's section leads with the configuration.
-    let text = ssdready_diagnosis::trials_text::section(&s);
+    let text = ssdready_diagnosis::trials::text::section(&s);
     let second = text.lines().nth(1).unwrap();
     assert!(
         second.starts_with("  the configuration to deploy: scheduler"),

@@ -14,8 +14,8 @@
 
 use ssdready_diagnosis::facts::{Fact, Value};
 use ssdready_diagnosis::limit::Cause;
+use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{Outcome, MIN_PAIRS};
-use ssdready_diagnosis::trials_section::Section;
 use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::record::{RunRecord, Verdict, Workload};
 use ssdready_study::plan::{Plan, Settings};
@@ -243,7 +243,7 @@ fn try_changes(dev: &str, found: Found) -> Section {
     .expect("a lever applies");
     let left = hands.finish();
     assert!(left.is_empty(), "left changed: {left:?}");
-    eprintln!("{}", ssdready_diagnosis::trials_text::section(&s));
+    eprintln!("{}", ssdready_diagnosis::trials::text::section(&s));
     s
 }
 

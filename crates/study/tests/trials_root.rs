@@ -121,5 +121,5 @@ fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_ba
         t.error
     );
     assert_ne!(t.outcome, Outcome::Failed);
-    eprintln!("{}", ssdready_diagnosis::trials_text::section(&s));
+    eprintln!("{}", ssdready_diagnosis::trials::text::section(&s));
 }

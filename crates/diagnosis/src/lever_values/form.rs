@@ -24,7 +24,7 @@ pub struct Now<'a> {
 }
 
 /// The measurement that says what a form's first candidate can buy
-/// (`crate::estimate` makes the figure of it).
+/// (`crate::levers::estimate` makes the figure of it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gain {
     /// The kernel's split of a large read into requests.

@@ -9,11 +9,11 @@
 //! change ([`Apply`]) through the `tune` crate.
 
 use super::{Apply, Candidate, Context, Kind, Lever, Point};
-use crate::combination::Combination;
-use crate::estimate::Estimate;
+use crate::levers::estimate::Estimate;
 use crate::limit::Cause;
+use crate::trials::combination::Combination;
+use crate::trials::plan::Consent;
 use crate::trials::Reason;
-use crate::trials_plan::Consent;
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::limits::Inventory;
 
@@ -78,7 +78,7 @@ pub trait LeverKind: Sync {
 
     /// What candidate `c` may buy at `p`, where a measurement says.
     fn estimate(&self, l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-        crate::estimate::of_values(l, cx, p, c)
+        crate::levers::estimate::of_values(l, cx, p, c)
     }
 
     /// The typed change that makes candidate `c` (for a group limit,
@@ -94,7 +94,7 @@ pub trait LeverKind: Sync {
     fn order(&self, attr: Option<&str>) -> u8;
 
     /// The file of a configuration that makes this kind's changes last
-    /// (`crate::combination_files`), where it has one of its own.
+    /// (`crate::trials::files`), where it has one of its own.
     fn lasting(&self) -> Option<&'static str> {
         None
     }

@@ -7,7 +7,7 @@
 use super::kind::{LeverKind, NotTried};
 use super::{Apply, Candidate, Context, Lever, Point};
 use crate::limit::Cause;
-use crate::trials_plan::Consent;
+use crate::trials::plan::Consent;
 use ssdready_measured::group_limits::Lift;
 
 /// The application kind's unit.

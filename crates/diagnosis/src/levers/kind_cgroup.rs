@@ -4,8 +4,8 @@
 //! user's groups unchanged. Tried as root, where the inventory shows its
 //! limit set or the named cause is its own; never for a limit below the
 //! host; undone by moving ssdready's process back. Where it binds is the
-//! limit's own (`crate::binding`), and how a user lifts it for good is a
-//! systemd property or a cgroupfs write (`crate::permanent`): here, the
+//! limit's own (`crate::levers::binding`), and how a user lifts it for good is a
+//! systemd property or a cgroupfs write (`crate::levers::permanent`): here, the
 //! drop-in that lifts a configuration's limits for the unit that owns the
 //! study's group (what the inventory read of them, and what to fill in
 //! where it was not read; where no unit owns the group, the cgroupfs
@@ -13,12 +13,12 @@
 
 use super::kind::{LeverKind, NotTried};
 use super::{Apply, Candidate, Context, Lever, Point};
-use crate::combination::Combination;
-use crate::combination_files::{kept, SYSTEMD};
+use crate::levers::permanent;
 use crate::limit::Cause;
-use crate::permanent;
+use crate::trials::combination::Combination;
+use crate::trials::files::{kept, SYSTEMD};
+use crate::trials::plan::Consent;
 use crate::trials::Reason;
-use crate::trials_plan::Consent;
 use ssdready_measured::group_limits::{self, GroupLimit, Lift};
 use ssdready_measured::limits::{CgroupVersion, Inventory, WeightKind};
 
@@ -65,9 +65,9 @@ impl LeverKind for Cgroup {
     fn cannot_bind(&self, l: &Lever, cx: &Context, p: &Point) -> Option<String> {
         let g = l.lift()?;
         let inv = cx.limits.as_ref()?;
-        match crate::binding::hidden_by(l, cx, p) {
+        match crate::levers::binding::hidden_by(l, cx, p) {
             Some(_) => None,
-            None => crate::binding::group_cannot_bind(g, inv, p),
+            None => crate::levers::binding::group_cannot_bind(g, inv, p),
         }
     }
 

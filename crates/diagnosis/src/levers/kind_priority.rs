@@ -7,9 +7,9 @@
 use super::kind::{LeverKind, NotTried};
 use super::kind_application::APPLICATION;
 use super::{Apply, Candidate, Context, Lever, Point};
-use crate::estimate::Estimate;
+use crate::levers::estimate::Estimate;
 use crate::limit::Cause;
-use crate::trials_plan::Consent;
+use crate::trials::plan::Consent;
 use ssdready_measured::group_limits::Lift;
 
 /// The priority and placement kind's unit.
@@ -32,7 +32,8 @@ impl LeverKind for Priority {
     }
 
     fn estimate(&self, l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-        crate::estimate::of_values(l, cx, p, c).or_else(|| crate::estimate::waited(cx))
+        crate::levers::estimate::of_values(l, cx, p, c)
+            .or_else(|| crate::levers::estimate::waited(cx))
     }
 
     fn change(&self, l: &Lever, c: &Candidate, lift: &Lift) -> Apply {

@@ -13,11 +13,11 @@
 
 use super::kind::{LeverKind, NotTried};
 use super::{Apply, Candidate, Context, Lever, Point};
-use crate::combination::{Combination, Member};
-use crate::combination_files::{kept, UDEV};
 use crate::limit::Cause;
+use crate::trials::combination::{Combination, Member};
+use crate::trials::files::{kept, UDEV};
+use crate::trials::plan::Consent;
 use crate::trials::Reason;
-use crate::trials_plan::Consent;
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::limits::Inventory;
 

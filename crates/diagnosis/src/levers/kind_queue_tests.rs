@@ -1,6 +1,6 @@
 use super::*;
 use crate::levers::{self, parse, At, Kind, TABLE};
-use crate::trials_plan::{plan, Consent};
+use crate::trials::plan::{plan, Consent};
 
 /// A queue setting the shipped table does not know, as a row of its own.
 const NEW_ROW: &str = "

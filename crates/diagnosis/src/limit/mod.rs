@@ -45,7 +45,7 @@ pub mod view;
 pub use cause::{Cause, Layer};
 pub use found::{core_part, cpu_list, pct, top_layers, Found, Test};
 
-use crate::curve::{profiled, runs_of};
+use crate::figures::curve::{profiled, runs_of};
 use caps::{Caps, Setting};
 use serde::{Deserialize, Serialize};
 use ssdready_measured::record::{Machine, RunRecord, TargetKind, TargetProfile};
@@ -334,7 +334,7 @@ pub fn classify_points<'a>(
     // The instrumented runs are the queue-depth sweep's.
     let inst = (sweep == "qd").then(|| profiled(runs, peak.qd)).flatten();
     let sh = shared(t, runs, w, machine, caps, sweep, peak.qd);
-    let plain = runs_of(runs, &crate::curve::point_at(sweep, peak.qd));
+    let plain = runs_of(runs, &crate::figures::curve::point_at(sweep, peak.qd));
     let views: Vec<View> = plain
         .iter()
         .map(|r| View::of(r, caps, machine.cpus))
@@ -422,7 +422,7 @@ fn shared<'a>(
             .max()
             .filter(|&qd| qd > peak_qd)
             .and_then(|qd| {
-                runs_of(runs, &crate::curve::point_at(sweep, qd))
+                runs_of(runs, &crate::figures::curve::point_at(sweep, qd))
                     .into_iter()
                     .next()
             }),

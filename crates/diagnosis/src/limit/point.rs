@@ -21,10 +21,10 @@
 use super::caps::Caps;
 use super::job::JobFigures;
 use super::{classify_points, Cause, Saturation};
-use crate::curve::curve_of;
-use crate::estimate::{estimate, Estimate};
 use crate::fact_names::{Fact, Value};
+use crate::figures::curve::curve_of;
 use crate::figures::{DeviceLimit, Figures};
+use crate::levers::estimate::{estimate, Estimate};
 use crate::levers::{candidates, Context, Lever, Point};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::fmt_count;
@@ -59,7 +59,7 @@ pub fn classify_job(
         };
     };
     let best = curve.iter().map(|c| c.iops).fold(0.0, f64::max);
-    let point = crate::curve::point_at("qd", qd);
+    let point = crate::figures::curve::point_at("qd", qd);
     let mine = ok().find(|r| r.point == point).map_or(0, in_flight);
     let more: Vec<&RunRecord> = ok().filter(|r| in_flight(r) > mine).collect();
     let gained = |r: &&RunRecord| r.summary.iops >= (1.0 + MORE_IN_FLIGHT_PCT / 100.0) * own.iops;
@@ -106,7 +106,7 @@ fn nothing_bought(more: &[&RunRecord], mine: u32, own: f64) -> String {
 }
 
 /// What lifting the cause that holds the job may buy, by the device
-/// study's estimates ([`crate::estimate`]): the largest that any lever
+/// study's estimates ([`crate::levers::estimate`]): the largest that any lever
 /// named for the cause gives at the job's point `p`, read from the job's
 /// own runs (its depths' rates, the device's requests held, the threads'
 /// wait for a CPU) in the context `cx` (the device's queue as read, the

@@ -121,7 +121,7 @@ pub(super) fn classify_with(
     runs: &[RunRecord],
     caps: &Caps,
     saturated: bool,
-    scaling: &[crate::curve::Scaling],
+    scaling: &[crate::figures::curve::Scaling],
 ) -> Saturation {
     let mut f = figures(&runs[0], saturated);
     f.scaling_efficiency = scaling.to_vec();

@@ -178,7 +178,7 @@ fn a_cpu_quota_shared_with_a_neighbour_names_each_ones_cpu() {
 
 #[test]
 fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
-    use crate::sweeps::{RawPoint, SchedulerCost};
+    use crate::figures::sweeps::{RawPoint, SchedulerCost};
     // A file on a device under bfq: bfq costs 30 % against none, the file
     // system 45 % against the raw device, both measured in turns.
     let mut t = target(TargetKind::File);

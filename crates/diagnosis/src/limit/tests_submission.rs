@@ -5,7 +5,7 @@
 use super::caps::Caps;
 use super::tests::{classify_with, ruled, run, target};
 use super::*;
-use crate::curve::Scaling;
+use crate::figures::curve::Scaling;
 use ssdready_measured::summary::DecompSummary;
 
 /// A run at QD `qd` with its thread `thread` % busy, the device holding

@@ -6,8 +6,8 @@
 //! run's profile and decomposition).
 
 use super::caps::Caps;
-use crate::curve::CurveFigures;
-use crate::sweeps::Comparisons;
+use crate::figures::curve::CurveFigures;
+use crate::figures::sweeps::Comparisons;
 use ssdready_measured::limits::counters::CpuDelta;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 use ssdready_measured::summary::{DecompSummary, DiskSummary, ProfileSummary};

@@ -14,9 +14,9 @@ use super::charts::{FONT, WIDTH};
 use super::figure::Table;
 use super::figure::{Body, Figure};
 use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
-use ssdready_diagnosis::combination::Combination;
+use ssdready_diagnosis::trials::combination::Combination;
+use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{fmt_gain, noise_words, Outcome, Trial, CLEAR_PCT, SMALL_PCT};
-use ssdready_diagnosis::trials_section::Section;
 
 fn bar_color(o: Outcome) -> &'static str {
     match o {
@@ -181,7 +181,7 @@ pub fn trials(s: &Section) -> Figure {
     let lead = s.combination.as_ref().map_or(String::new(), |c| {
         format!(
             "The configuration to deploy: {} at {}; {}. ",
-            ssdready_diagnosis::combination::result_words(c),
+            ssdready_diagnosis::trials::combination::result_words(c),
             c.at,
             c.words
         )
@@ -227,7 +227,7 @@ fn combination_rows(t: &mut Table, c: &Combination) {
             _ => format!("{} (together)", names.join(" + ")),
         };
         let keep = match is_kept {
-            true => ssdready_diagnosis::combination_files::names(c).join(", "),
+            true => ssdready_diagnosis::trials::files::names(c).join(", "),
             false => String::new(),
         };
         t.row(vec![
@@ -256,8 +256,8 @@ fn capitalised(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdready_diagnosis::combination::{judge_set, Member, Set};
     use ssdready_diagnosis::levers::{Kind, Metric};
+    use ssdready_diagnosis::trials::combination::{judge_set, Member, Set};
     use ssdready_diagnosis::trials::{judge_trial, Measured, Turn};
 
     fn turns(ratio: f64) -> Vec<Turn> {

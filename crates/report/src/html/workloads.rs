@@ -10,8 +10,8 @@ use super::curves::skipped_why;
 use super::figure::{Body, Figure, Table};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
+use ssdready_diagnosis::figures::sweeps::Comparisons;
 use ssdready_diagnosis::model::StudyDoc;
-use ssdready_diagnosis::sweeps::Comparisons;
 use std::fmt::Write as _;
 
 /// Bandwidth against block size, with the device's bandwidth limit.

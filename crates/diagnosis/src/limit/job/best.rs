@@ -270,9 +270,9 @@ pub fn host_files(
     at: &str,
     date: &str,
     limits: Option<&ssdready_measured::limits::Inventory>,
-) -> Vec<crate::combination_files::File> {
-    use crate::combination::{self as comb, Combination, Member, Set};
-    use crate::combination_files::{self as files, FIO};
+) -> Vec<crate::trials::files::File> {
+    use crate::trials::combination::{self as comb, Combination, Member, Set};
+    use crate::trials::files::{self as files, FIO};
     if b.host.is_empty() || !b.beyond_noise {
         return Vec::new();
     }

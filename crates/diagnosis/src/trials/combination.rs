@@ -3,8 +3,8 @@
 //! a whole, in turns against the baseline like each single change, with
 //! the same number of pairs. This module is the model and its judgement,
 //! purely; the running is `ssdready-study`'s (`trials`), the files that
-//! make the configuration last are [`crate::combination_files`]; its lines in
-//! the terminal, [`crate::trials_text::combination_lines`].
+//! make the configuration last are [`crate::trials::files`]; its lines in
+//! the terminal, [`crate::trials::text::combination_lines`].
 //!
 //! What goes together, at what point:
 //! * one candidate per lever: the best of its trials that was better
@@ -206,7 +206,7 @@ pub fn order(kind: Kind, attr: Option<&str>) -> u8 {
 }
 
 /// A limit that binds only once the limit in front of it is lifted
-/// ([`crate::binding::hidden_by`]): never tried alone, but behind that
+/// ([`crate::levers::binding::hidden_by`]): never tried alone, but behind that
 /// limit's change, in the set, when it helped; else listed untested.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hidden {
@@ -248,7 +248,7 @@ impl Hidden {
 /// Each hidden limit that no set measured in `s`, listed untested with
 /// why: the change in front of it did not help alone, or the changes
 /// together were not measured.
-pub fn untried_behind(s: &mut crate::trials_section::Section, hidden: &[&Hidden]) {
+pub fn untried_behind(s: &mut crate::trials::section::Section, hidden: &[&Hidden]) {
     let measured = |id: &str| {
         s.combination
             .iter()

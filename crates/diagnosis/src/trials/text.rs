@@ -1,10 +1,10 @@
 //! The "What to change, measured" section in words, for the terminal (the
 //! HTML report draws the same rows with a chart of the gains).
 
-use crate::combination::{self, Combination};
 use crate::levers::Metric;
+use crate::trials::combination::{self, Combination};
+use crate::trials::section::Section;
 use crate::trials::{fmt_gain, noise_words, Gain, Outcome, Trial};
-use crate::trials_section::Section;
 
 fn gain_words(g: &Gain) -> String {
     format!("{} {}", g.metric.label(), fmt_gain(g))
@@ -120,7 +120,7 @@ pub fn combination_lines(c: &Combination) -> String {
     for l in &c.left_out {
         s.push_str(&format!("     left out {}: {}\n", l.change, l.why));
     }
-    let files = crate::combination_files::names(c);
+    let files = crate::trials::files::names(c);
     if !files.is_empty() {
         s.push_str(&format!(
             "     to keep it: {} in the study's directory (each says how to apply it)\n",

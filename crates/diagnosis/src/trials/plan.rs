@@ -4,10 +4,10 @@
 //! quick study every large estimate, every limit of the study's own groups
 //! that holds (each lifted on its own) and one or two more, each allowed by
 //! what the user asked and what this machine can do ([`Consent`]), each at
-//! a point where its limit can bind ([`crate::binding`]); every lever that
+//! a point where its limit can bind ([`crate::levers::binding`]); every lever that
 //! applies but is not tried is listed with its reason.
 
-use crate::estimate::Estimate;
+use crate::levers::estimate::Estimate;
 use crate::levers::{self, Candidate, Context, Lever, Point};
 use crate::limit::Cause;
 use crate::trials::{Reason, Untested};
@@ -44,7 +44,7 @@ pub struct Planned {
     /// after the large estimates, before the rest, in a quick study too.
     pub held: bool,
     /// Its limit binds only once another limit of the study's groups is
-    /// lifted ([`crate::binding::hidden_by`]): that limit's lever, and why
+    /// lifted ([`crate::levers::binding::hidden_by`]): that limit's lever, and why
     /// it cannot bind alone. Tried behind that lever's change, the two
     /// together against the baseline, never alone.
     pub behind: Option<(String, String)>,
@@ -122,7 +122,7 @@ pub fn plan(
                 if quick {
                     candidates.truncate(1);
                 }
-                let behind = crate::binding::hidden_by(l, cx, &point)
+                let behind = crate::levers::binding::hidden_by(l, cx, &point)
                     .map(|(front, why)| (front.word().to_string(), why));
                 todo.push(Planned {
                     lever: l.clone(),
@@ -247,13 +247,13 @@ fn assess(
     let Some(first) = candidates.first() else {
         return Err((Reason::NoCandidate, levers::nothing_to_try(l, &p)));
     };
-    if let Some(why) = crate::binding::cannot_bind(l, cx, &p) {
+    if let Some(why) = crate::levers::binding::cannot_bind(l, cx, &p) {
         return Err((
             Reason::CannotBind,
             format!("its limit cannot bind at any point this study runs: {why}"),
         ));
     }
-    let e = crate::estimate::estimate(l, cx, &p, first);
+    let e = crate::levers::estimate::estimate(l, cx, &p, first);
     Ok((p, candidates, e))
 }
 

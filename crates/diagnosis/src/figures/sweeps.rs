@@ -3,7 +3,7 @@
 //! direct I/O (and the page-cache hits that hide the device), the raw
 //! device against a file on it, and several devices against each alone.
 
-use crate::curve::{runs_of, CurveFigures};
+use crate::figures::curve::{runs_of, CurveFigures};
 use serde::{Deserialize, Serialize};
 use ssdready_measured::curve::median;
 use ssdready_measured::record::RunRecord;

@@ -9,7 +9,7 @@ pub use crate::zero_drive::*;
 
 /// The queue depths of a study's queue-depth sweep.
 pub fn depths(runs: &[ssdready_measured::record::RunRecord]) -> Vec<u32> {
-    crate::curve::qd_sweep_depths(runs)
+    crate::figures::curve::qd_sweep_depths(runs)
 }
 
 /// The engine of the queue-depth sweep's runs (io_uring, the study's

@@ -1,4 +1,4 @@
-//! The files that make the configuration last ([`crate::combination`]),
+//! The files that make the configuration last ([`crate::trials::combination`]),
 //! written by the binary into the study's directory, each only where the
 //! configuration has something for it: [`UDEV`], one rule line per queue
 //! setting per device (the scheduler first: a switch resets
@@ -13,8 +13,8 @@
 //! drop-in are their kinds' (`levers::kind_queue`, `levers::kind_cgroup`:
 //! [`LeverKind::lasting`]); here, the header and the job.
 
-use crate::combination::{Combination, Member};
 use crate::levers::{self, LeverKind};
+use crate::trials::combination::{Combination, Member};
 use crate::trials::fmt_gain;
 use ssdready_measured::limits::Inventory;
 

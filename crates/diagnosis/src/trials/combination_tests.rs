@@ -4,9 +4,9 @@
 //! the change that helped least first.
 
 use super::*;
+use crate::trials::section::Section;
+use crate::trials::text::combination_lines as lines;
 use crate::trials::{judge_trial, Measured};
-use crate::trials_section::Section;
-use crate::trials_text::combination_lines as lines;
 
 fn run(iops: f64) -> Measured {
     Measured {

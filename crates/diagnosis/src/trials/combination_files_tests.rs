@@ -3,8 +3,8 @@
 //! whose group held the I/O; each headed by the gain measured together.
 
 use super::*;
-use crate::combination::{judge_set, Set};
 use crate::levers::{Kind, Metric, Point};
+use crate::trials::combination::{judge_set, Set};
 use crate::trials::{Measured, Turn};
 use ssdready_measured::limits::{CgroupVersion, IoLimitKind, IoThrottle};
 

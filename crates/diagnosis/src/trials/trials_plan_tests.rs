@@ -6,7 +6,7 @@
 use super::*;
 use crate::levers::{shipped, At, Kind};
 use crate::trials::command_to_try;
-use crate::trials_section::{answer, Section};
+use crate::trials::section::{answer, Section};
 
 fn num(v: f64) -> crate::facts::Fact {
     crate::facts::Fact::of(crate::facts::Value::Num(v), "count", Vec::new())
@@ -124,7 +124,7 @@ fn an_untested_large_change_is_listed_with_its_estimate_and_keeps_the_answer_ope
         a.contains("sudo ssdready study /dev/loop3 --try-changes"),
         "{a}"
     );
-    let text = crate::trials_text::section(&s);
+    let text = crate::trials::text::section(&s);
     assert!(text.contains("may buy up to"), "{text}");
 }
 

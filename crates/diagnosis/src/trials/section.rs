@@ -5,11 +5,11 @@
 //! that lowers its verdict's confidence (not where the trial's point could
 //! not bind the limit), and the section's answer in one line ([`answer`]).
 //! The trials themselves and how each is judged are [`crate::trials`]; the
-//! configuration measured as a whole is [`crate::combination`].
+//! configuration measured as a whole is [`crate::trials::combination`].
 
-use crate::combination::Combination;
 use crate::levers::Lever;
 use crate::limit::Cause;
+use crate::trials::combination::Combination;
 use crate::trials::{
     judge_trial, noise_words, rank, result_words, Citation, Contradiction, Outcome, Trial, Untested,
 };

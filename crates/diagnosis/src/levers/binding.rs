@@ -185,13 +185,13 @@ pub fn after_turns(trial: &mut Trial, l: &Lever, cx: &Context) {
     let mean = |f: &dyn Fn(&crate::trials::Measured) -> f64| {
         trial.turns.iter().map(|t| f(&t.change)).sum::<f64>() / n
     };
-    let reached = crate::permanent::Reached {
+    let reached = crate::levers::permanent::Reached {
         iops: mean(&|m| m.iops),
         bw_bytes_per_s: mean(&|m| m.bw_bytes_per_s),
         threads: trial.point.threads,
     };
     let reached = (!trial.turns.is_empty()).then_some(&reached);
-    let lines = crate::permanent::lines(g, inv, reached);
+    let lines = crate::levers::permanent::lines(g, inv, reached);
     if !lines.is_empty() {
         trial.permanent = lines.join("\n");
     }
