@@ -274,6 +274,28 @@ impl Neighbour {
     }
 }
 
+impl Neighbour {
+    /// Whether it has read at least `bytes` from the storage layer
+    /// (`/proc/PID/io` read_bytes, its threads' together) within 20 s: a
+    /// loaded machine may take seconds to start fio.
+    fn has_read(&self, bytes: u64) -> bool {
+        let io = format!("/proc/{}/io", self.0.id());
+        let read = || -> Option<u64> {
+            let t = std::fs::read_to_string(&io).ok()?;
+            let l = t.lines().find(|l| l.starts_with("read_bytes:"))?;
+            l.split_whitespace().nth(1)?.parse().ok()
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < until {
+            if read().is_some_and(|b| b >= bytes) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    }
+}
+
 impl Drop for Neighbour {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -320,7 +342,11 @@ fn a_throttle_shared_with_a_neighbour_in_the_group_is_the_throttle_with_the_neig
     ) else {
         return;
     };
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Reading already: 1 MiB is a quarter of a second of the throttle.
+    if !n.has_read(1 << 20) {
+        eprintln!("skipped: the neighbour read nothing within 20 s");
+        return;
+    }
     let doc = study_in(&[&g], &dev.dev, "shared");
     drop(n);
     let s = &doc["figures"]["saturation"];
