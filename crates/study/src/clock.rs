@@ -241,6 +241,63 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+// The job study's clock: each run's length from the budget, and the
+// budget kept run by run.
+
+/// What starting a run and writing its result take, about, beside its
+/// length (the clock's allowance before a run starts).
+pub const RUN_START_S: f64 = 0.5;
+
+/// The budget's clock around the caller's run function: no run starts
+/// that would end past the budget, a run taking what the job's phases
+/// take, or the longest run so far; the runs refused are counted.
+pub struct Clocked<'a> {
+    pub run: &'a crate::session_parts::Run<'a>,
+    pub started: std::time::Instant,
+    pub budget_s: f64,
+    pub longest: std::cell::Cell<f64>,
+    pub refused: std::cell::Cell<usize>,
+}
+
+impl Clocked<'_> {
+    pub fn run(
+        &self,
+        r: &ssdready_run::RunRequest,
+    ) -> Result<ssdready_run::RunResult, ssdready_run::Failure> {
+        let left = self.budget_s - self.started.elapsed().as_secs_f64();
+        let run_s = self.longest.get();
+        if left < run_s {
+            self.refused.set(self.refused.get() + 1);
+            return Err(ssdready_run::Failure::Runtime(format!(
+                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
+            )));
+        }
+        let at = std::time::Instant::now();
+        let result = (self.run)(r);
+        self.longest.set(run_s.max(at.elapsed().as_secs_f64()));
+        result
+    }
+
+    /// The note of the runs not made, where some were not.
+    pub fn note(&self) -> Option<String> {
+        let n = self.refused.get();
+        (n > 0).then(|| {
+            format!(
+                "the budget ({:.0} s) ran out: {n} runs were not made",
+                self.budget_s
+            )
+        })
+    }
+}
+
+/// Each run's length: the budget shared by the repeats and the variants,
+/// a tenth kept for starting each run; 1 to 60 s.
+pub fn runtime_s(budget_s: f64, runs: usize) -> f64 {
+    (0.9 * budget_s / runs.max(1) as f64)
+        .clamp(1.0, 60.0)
+        .floor()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

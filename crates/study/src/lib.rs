@@ -52,6 +52,7 @@ pub mod capacity;
 pub mod clock;
 pub mod detect;
 pub mod driver;
+mod fio_beside;
 pub mod fleet;
 pub mod fleet_run;
 mod invariants;

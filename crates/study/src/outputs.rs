@@ -324,6 +324,7 @@ pub fn job_text(doc: &JobDoc) -> String {
             s.push_str(&format!("  in the job file: {}\n", b.diff.join(" ")));
         }
     }
+    s.push_str(&fio_words(doc.fio.as_ref()));
     for l in &doc.limits {
         s.push_str(&format!("a limit on this study's I/O: {l}\n"));
     }
@@ -333,6 +334,25 @@ pub fn job_text(doc: &JobDoc) -> String {
     }
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+/// fio beside the study, in words: its lines, and why it stopped or did
+/// not run.
+fn fio_words(f: Option<&ssdready_diagnosis::limit::job::fio::FioBeside>) -> String {
+    let Some(f) = f else {
+        return String::new();
+    };
+    let mut s = String::new();
+    if !f.lines.is_empty() {
+        s.push_str("fio beside the study (the same job files, run by fio):\n");
+    }
+    for l in &f.lines {
+        s.push_str(&format!("  {l}\n"));
+    }
+    if let Some(e) = &f.error {
+        s.push_str(&format!("fio beside the study: {e}\n"));
     }
     s
 }

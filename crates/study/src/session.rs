@@ -31,8 +31,8 @@
 //! current run.
 
 use crate::ask::{Ask, AskError};
-use crate::clock::now_ms;
 use crate::clock::Clock;
+use crate::clock::{now_ms, runtime_s, Clocked, RUN_START_S};
 use crate::job;
 use crate::model::StudyDoc;
 use crate::session_parts::{compare, sha256, Compared, JobDoc};
@@ -651,7 +651,10 @@ pub fn study_job(
         ask_command(o),
     );
     let host_runs = host.runs();
+    let deadline = started + std::time::Duration::from_secs_f64(budget_s);
+    let fio = crate::fio_beside::find(&as_written, deadline, &so.stop);
     let runs = crate::job::REPEATS
+        + fio.as_ref().map_or(0, |_| crate::fio_beside::RUNS)
         + usize::from(root)
         + job::variants(&sections).len()
         + 2 * job_best::PAIRS
@@ -677,10 +680,12 @@ pub fn study_job(
     };
     let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
-    let both = (&mut each as &mut RunFn, &mut host);
+    let mut beside = crate::fio_beside::Beside::new(fio.map(|f| f.lasting(&sections, runtime)));
+    let both = (&mut each as &mut RunFn, &mut host, &mut beside);
     let judge = crate::real::Judge::of(&sections, &inv);
     steps::run_job(&mut doc, &sections, &judge, both, &so.stop, &mut tell);
     drop(host);
+    doc.fio = Some(beside.doc);
     doc.notes.extend(clocked.note());
     doc.notes.extend(hands.finish());
     doc.finished_unix_ms = now_ms();
@@ -695,57 +700,6 @@ pub fn study_job(
         host_files,
         compared,
     })
-}
-
-/// What starting a run and writing its result take, about, beside its
-/// length (the clock's allowance before a run starts).
-const RUN_START_S: f64 = 0.5;
-
-/// The budget's clock around the caller's run function: no run starts
-/// that would end past the budget, a run taking what the job's phases
-/// take, or the longest run so far; the runs refused are counted.
-struct Clocked<'a> {
-    run: &'a Run<'a>,
-    started: std::time::Instant,
-    budget_s: f64,
-    longest: Cell<f64>,
-    refused: Cell<usize>,
-}
-
-impl Clocked<'_> {
-    fn run(&self, r: &ssdready_run::RunRequest) -> Result<ssdready_run::RunResult, Failure> {
-        let left = self.budget_s - self.started.elapsed().as_secs_f64();
-        let run_s = self.longest.get();
-        if left < run_s {
-            self.refused.set(self.refused.get() + 1);
-            return Err(Failure::Runtime(format!(
-                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
-            )));
-        }
-        let at = std::time::Instant::now();
-        let result = (self.run)(r);
-        self.longest.set(run_s.max(at.elapsed().as_secs_f64()));
-        result
-    }
-
-    /// The note of the runs not made, where some were not.
-    fn note(&self) -> Option<String> {
-        let n = self.refused.get();
-        (n > 0).then(|| {
-            format!(
-                "the budget ({:.0} s) ran out: {n} runs were not made",
-                self.budget_s
-            )
-        })
-    }
-}
-
-/// Each run's length: the budget shared by the repeats and the variants,
-/// a tenth kept for starting each run; 1 to 60 s.
-pub fn runtime_s(budget_s: f64, runs: usize) -> f64 {
-    (0.9 * budget_s / runs.max(1) as f64)
-        .clamp(1.0, 60.0)
-        .floor()
 }
 
 /// The limits that can cap the job's I/O: its control groups', the CPUs

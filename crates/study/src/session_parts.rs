@@ -139,6 +139,11 @@ pub struct JobDoc {
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
+    /// fio beside the study: the same job, its mechanics and its best
+    /// configuration run by fio, the study's figures set against fio's;
+    /// or why fio did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<ssdready_diagnosis::limit::job::fio::FioBeside>,
     /// What can cap the study's I/O on this host, read before its runs.
     pub limits: Vec<String>,
     /// What holds the job, each with its evidence (or "not identified"),

@@ -15,6 +15,7 @@
 use crate::capacity::CapacityDoc;
 use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
+use crate::fio_beside::Beside;
 use crate::job::{self, RunFigures, Variant, VariantResult, REPEATS};
 use crate::job_levers::Planned;
 use crate::job_trials::{self, Host};
@@ -355,12 +356,13 @@ impl<'a> HostPlan<'a> {
 
 /// The job's repeats then its variants, then the host's changes, into
 /// `doc` (its figures, the variants and the changes judged against the
-/// job, what holds the job). `tell` hears each step.
+/// job, what holds the job), fio `beside` the study where it runs.
+/// `tell` hears each step.
 pub fn run_job(
     doc: &mut JobDoc,
     sections: &[JobSection],
     judge: &Judge,
-    (run, host): (&mut RunFn, &mut HostPlan),
+    (run, host, beside): (&mut RunFn, &mut HostPlan, &mut Beside),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
@@ -374,6 +376,7 @@ pub fn run_job(
     if !measured {
         return;
     }
+    beside.as_written(doc, sections, stop, tell);
     if !stop.load(Relaxed) {
         let (planned, untested) = (
             std::mem::take(&mut host.planned),
@@ -383,7 +386,8 @@ pub fn run_job(
         let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
     }
-    doc.best = best_together(doc, sections, (run, &mut host.host), stop, tell);
+    beside.mechanics(doc, sections, stop, tell);
+    doc.best = best_together(doc, sections, (run, &mut host.host, beside), stop, tell);
     paced_capacity(doc, sections, run, stop, tell);
     match crate::capacity::job_ceiling(sections, doc.median_iops) {
         Ok(c) => doc.ceiling = c,
@@ -455,11 +459,12 @@ fn measure_job(
 /// Every change that gained beyond the noise, together — the job's own
 /// options and the host's changes — in turns against the job as written
 /// (the order alternating pair by pair, the host's changes made before
-/// each changed run and put back after it); None when none gained.
+/// each changed run and put back after it), then by fio `beside` the
+/// study where it runs; None when none gained.
 fn best_together(
     doc: &JobDoc,
     sections: &[JobSection],
-    (run, host): (&mut RunFn, &mut Host),
+    (run, host, beside): (&mut RunFn, &mut Host, &mut Beside),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) -> Option<Best> {
@@ -514,6 +519,18 @@ fn best_together(
         .map(|t| (rate(&t.baseline), rate(&t.change)))
         .collect();
     job_best::judge(&mut b, &rates);
+    if b.beyond_noise && !stop.load(Relaxed) {
+        tell(format!(
+            "fio: the job with {} together, in turns",
+            b.changes().join(" ")
+        ));
+        beside.best(
+            &mut b,
+            (sections, changed.as_slice()),
+            change.as_mut(),
+            stop,
+        );
+    }
     Some(b)
 }
 

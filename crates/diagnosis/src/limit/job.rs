@@ -9,6 +9,7 @@
 //! ([`super::point`]).
 
 pub mod best;
+pub mod fio;
 pub mod gain;
 
 pub use gain::{directions, largest_block, mean_block};
@@ -160,17 +161,9 @@ pub struct Part {
 }
 
 impl RunFigures {
-    /// The figures of a run's result.
-    pub fn of(r: &RunResult) -> RunFigures {
-        let jobs: Vec<JobFigures> = r
-            .jobs
-            .iter()
-            .map(|j| JobFigures {
-                name: j.name.clone(),
-                read: j.read.as_ref().and_then(Dir::of),
-                write: j.write.as_ref().and_then(Dir::of),
-            })
-            .collect();
+    /// The figures of jobs' own figures: together, their rates summed and
+    /// their latency weighted by the I/Os (no split, no CPU by layer).
+    pub fn of_jobs(jobs: Vec<JobFigures>) -> RunFigures {
         let sum = |pick: &dyn Fn(&JobFigures) -> Option<&Dir>| {
             let ds: Vec<&Dir> = jobs.iter().filter_map(pick).collect();
             let iops: f64 = ds.iter().map(|d| d.iops).sum();
@@ -189,6 +182,24 @@ impl RunFigures {
             read: sum(&|j| j.read.as_ref()),
             write: sum(&|j| j.write.as_ref()),
         };
+        RunFigures {
+            jobs,
+            together,
+            ..Default::default()
+        }
+    }
+
+    /// The figures of a run's result.
+    pub fn of(r: &RunResult) -> RunFigures {
+        let jobs: Vec<JobFigures> = r
+            .jobs
+            .iter()
+            .map(|j| JobFigures {
+                name: j.name.clone(),
+                read: j.read.as_ref().and_then(Dir::of),
+                write: j.write.as_ref().and_then(Dir::of),
+            })
+            .collect();
         let label = phase_labels(r);
         let split = r
             .phases
@@ -216,10 +227,9 @@ impl RunFigures {
             })
             .collect();
         RunFigures {
-            jobs,
-            together,
             split,
             cpu_layers,
+            ..RunFigures::of_jobs(jobs)
         }
     }
 
@@ -265,6 +275,11 @@ pub struct VariantResult {
     /// What it asks of the application (a mechanic of its I/O).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub asks: String,
+    /// fio's A/B of it against fio's run of the job as written, percent on
+    /// the job's metric, where fio checked it ([`fio`]); a mechanic fio
+    /// does not confirm stays out of the best configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_gain_pct: Option<f64>,
 }
 
 /// The median of the repeats' rates, and their spread (max − min) in

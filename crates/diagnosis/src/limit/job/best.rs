@@ -94,15 +94,23 @@ pub struct Best {
     /// The lines that changed, as a diff would show them (`+iodepth=32`).
     pub diff: Vec<String>,
     pub error: Option<String>,
+    /// fio's A/B of the same changes, percent on the job's metric, where
+    /// fio ran it ([`super::fio`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_gain_pct: Option<f64>,
 }
 
 /// The options of the variants of the application's I/O mechanics that
 /// gained beyond the noise, the best value of each option; none when
-/// fewer than one gained. A change of the workload is never chosen.
+/// fewer than one gained. A change of the workload is never chosen, nor
+/// one fio's A/B of it does not confirm.
 pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
     let mut best: Vec<&VariantResult> = Vec::new();
     for v in variants.iter().filter(|v| {
-        v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0) && super::gain::mechanic(&v.option)
+        v.beyond_noise
+            && v.gain_pct.is_some_and(|g| g > 0.0)
+            && super::gain::mechanic(&v.option)
+            && v.fio_gain_pct.is_none_or(super::fio::confirms)
     }) {
         let key = v.option.split('=').next().unwrap_or_default();
         match best
@@ -239,8 +247,11 @@ pub fn words(b: &Best) -> String {
         true => String::new(),
         false => format!("; what it asks of the application: {}", b.asks.join("; ")),
     };
+    let fio = b
+        .fio_gain_pct
+        .map_or(String::new(), |f| format!("; by fio, in turns: {f:+.1} %"));
     format!(
-        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{asks}",
+        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}",
         b.changes().join(", "),
         b.pairs_pct.len()
     )

@@ -1,0 +1,203 @@
+//! fio beside the study of a job file, purely: fio's own figures of the
+//! same job, read from its JSON output (`fio --output-format=json`), and
+//! what they say of the study's. ssdready's engines are not fio's: where
+//! they differ on this job (under a CPU quota the rate follows each
+//! engine's CPU per I/O; an engine's own cost differs), a figure of
+//! ssdready's alone would credit the host, or the application's
+//! mechanics, with what is the engines' difference. So the job as
+//! written is run by fio too and set against the study's repeats; each
+//! mechanic the best configuration would carry is confirmed by fio's A/B
+//! of it, or left out; and the best configuration's gain is set beside
+//! fio's A/B of the same changes, the difference said.
+
+use super::{Dir, JobFigures, RunFigures, GAIN_PCT};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Why fio's output could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FioJsonError {
+    #[error("fio's output holds no JSON document")]
+    NoJson,
+    #[error("fio's JSON: {0}")]
+    Json(String),
+    #[error("fio's JSON has no jobs")]
+    NoJobs,
+    #[error("fio's job {job} failed with error {code}")]
+    JobError { job: String, code: i64 },
+}
+
+/// fio beside the study: its version, its runs of the job as written
+/// (one before the study's changes, one after them), of each mechanic
+/// that gained, and of the best configuration; or why it did not run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FioBeside {
+    /// `fio-3.33`.
+    pub version: String,
+    /// The job as written, by fio: before the variants, and after the
+    /// best configuration's run (the best's A/B pair).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub as_written: Vec<RunFigures>,
+    /// The best configuration, by fio, with the host's changes made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<RunFigures>,
+    /// The study's figures against fio's, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<String>,
+    /// Why fio did not run, or stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// fio's JSON output (`--output-format=json`) as a run's figures: each
+/// job's reads and writes (IOPS, bytes per second, mean, p99 and p99.9
+/// completion latency) and together, as [`RunFigures::of`] gives the
+/// study's. Text before the document (fio's notes) is skipped.
+pub fn figures(out: &str) -> Result<RunFigures, FioJsonError> {
+    let at = out.find('{').ok_or(FioJsonError::NoJson)?;
+    let doc: Value =
+        serde_json::from_str(&out[at..]).map_err(|e| FioJsonError::Json(e.to_string()))?;
+    let jobs = doc["jobs"].as_array().ok_or(FioJsonError::NoJobs)?;
+    if jobs.is_empty() {
+        return Err(FioJsonError::NoJobs);
+    }
+    let mut figs = Vec::new();
+    for j in jobs {
+        let name = j["jobname"].as_str().unwrap_or_default().to_string();
+        let code = j["error"].as_i64().unwrap_or(0);
+        if code != 0 {
+            return Err(FioJsonError::JobError { job: name, code });
+        }
+        figs.push(JobFigures {
+            name,
+            read: dir(&j["read"]),
+            write: dir(&j["write"]),
+        });
+    }
+    Ok(RunFigures::of_jobs(figs))
+}
+
+/// One direction of a fio job, where it moved any bytes.
+fn dir(d: &Value) -> Option<Dir> {
+    (d["io_bytes"].as_u64().unwrap_or(0) > 0).then(|| {
+        let pct = |p: &str| d["clat_ns"]["percentile"][p].as_u64();
+        Dir {
+            iops: d["iops"].as_f64().unwrap_or(0.0),
+            bw_bytes_per_s: d["bw_bytes"].as_f64().unwrap_or(0.0),
+            lat_mean_ns: d["clat_ns"]["mean"].as_f64().unwrap_or(0.0),
+            lat_p99_ns: pct("99.000000"),
+            lat_p999_ns: pct("99.900000"),
+        }
+    })
+}
+
+/// A direction's rate on the job's own metric.
+fn rate(d: &Dir, by_bandwidth: bool) -> f64 {
+    match by_bandwidth {
+        true => d.bw_bytes_per_s,
+        false => d.iops,
+    }
+}
+
+/// `changed` against `base` on the job's own metric, percent: the least
+/// of the directions `base` does (a change must gain in each), as the
+/// study judges its variants.
+pub fn gain_pct(base: &RunFigures, changed: &RunFigures, by_bandwidth: bool) -> Option<f64> {
+    let pairs = [
+        (&base.together.read, &changed.together.read),
+        (&base.together.write, &changed.together.write),
+    ];
+    pairs
+        .into_iter()
+        .filter_map(|(b, c)| {
+            let b = rate(b.as_ref()?, by_bandwidth);
+            let c = c.as_ref().map_or(0.0, |c| rate(c, by_bandwidth));
+            (b > 0.0).then(|| 100.0 * (c / b - 1.0))
+        })
+        .reduce(f64::min)
+}
+
+/// Whether fio's A/B of a change confirms a gain: fio too gains at least
+/// [`GAIN_PCT`] on the job's metric.
+pub fn confirms(fio_gain_pct: f64) -> bool {
+    fio_gain_pct >= GAIN_PCT
+}
+
+/// The study's repeats of the job as written against fio's run of the
+/// same file: the line, and whether they agree (within the repeats'
+/// spread or [`GAIN_PCT`], whichever is larger). `quota` is the limits'
+/// line of a CPU quota the job runs under (`a CPU quota of 0.20 CPUs:
+/// …`), if any: where the rate follows each engine's CPU per I/O, said
+/// as the condition it is, not as a finding.
+pub fn as_written_line(
+    (median, spread_pct): (f64, f64),
+    fio: &RunFigures,
+    version: &str,
+    quota: Option<&str>,
+) -> (String, bool) {
+    let theirs = fio.iops();
+    let apart = 100.0 * (median / theirs.max(1e-9) - 1.0);
+    let noise = spread_pct.max(GAIN_PCT);
+    let head = format!(
+        "{version} on the same file: {} IOPS; the study's median {} IOPS is {apart:+.1} % from it",
+        si(theirs),
+        si(median)
+    );
+    if apart.abs() <= noise {
+        return (format!("{head}, within the noise ({noise:.0} %)"), true);
+    }
+    let why = match quota {
+        Some(q) => {
+            format!(": the job runs under {q}, where the rate follows each engine's CPU per I/O")
+        }
+        None => ": ssdready's engine and fio's differ on this job (cause not identified)".into(),
+    };
+    (
+        format!("{head}, beyond the noise ({noise:.0} %){why}; fio's figure is the one to expect from fio"),
+        false,
+    )
+}
+
+/// A mechanic's gain by the study against fio's A/B of it: the line.
+pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> String {
+    match confirms(fio_pct) {
+        true => format!("{what}: {study_pct:+.1} % by the study, {fio_pct:+.1} % by fio: confirmed"),
+        false => format!(
+            "{what}: {study_pct:+.1} % by the study, {fio_pct:+.1} % by fio, under {GAIN_PCT:.0} %: not confirmed, left out of the best configuration (the gain is ssdready's engines', not the application's)"
+        ),
+    }
+}
+
+/// The best configuration's gain by the study (its pairs) against fio's
+/// A/B of the same changes: the line, and whether fio's gain lies within
+/// the study's pairs (widened by [`GAIN_PCT`] of the job's rate).
+pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pct: f64) -> (String, bool) {
+    let lo = pairs_pct.iter().copied().fold(claimed_pct, f64::min);
+    let hi = pairs_pct.iter().copied().fold(claimed_pct, f64::max);
+    let (lo_r, hi_r) = ((1.0 + lo / 100.0) * 0.9, (1.0 + hi / 100.0) * 1.1);
+    let fio_r = 1.0 + fio_pct / 100.0;
+    let head = format!(
+        "the best configuration by fio, its A/B in turns with the same changes: {fio_pct:+.1} %, against the study's {claimed_pct:+.1} % ({lo:+.1} … {hi:+.1} %)"
+    );
+    if (lo_r..=hi_r).contains(&fio_r) {
+        return (format!("{head}: they agree"), true);
+    }
+    let side = match fio_r < lo_r {
+        true => "the study over-claims: expect fio's figure",
+        false => "the study under-claims: fio gains more",
+    };
+    (format!("{head}: {side}"), false)
+}
+
+/// A rate in words: `93.6K`.
+fn si(x: f64) -> String {
+    match x {
+        x if x >= 1e6 => format!("{:.2}M", x / 1e6),
+        x if x >= 1e3 => format!("{:.1}K", x / 1e3),
+        x => format!("{x:.0}"),
+    }
+}
+
+#[cfg(test)]
+#[path = "fio_tests.rs"]
+mod tests;

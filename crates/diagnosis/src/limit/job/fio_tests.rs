@@ -1,0 +1,122 @@
+use super::*;
+
+/// fio 3.33's own JSON of a file of two jobs, one reading, one writing
+/// (4 KiB random, on a file in /dev/shm, 1 s each).
+const TWO_JOBS: &str = include_str!("../../../tests/fixtures/fio-3.33-a-reader-and-a-writer.json");
+
+fn figs(read: Option<f64>, write: Option<f64>) -> RunFigures {
+    let d = |iops: f64| Dir {
+        iops,
+        bw_bytes_per_s: iops * 4096.0,
+        ..Default::default()
+    };
+    RunFigures::of_jobs(vec![JobFigures {
+        name: "j".into(),
+        read: read.map(d),
+        write: write.map(d),
+    }])
+}
+
+#[test]
+fn fio_json_of_two_jobs_reads_each_job_in_its_own_direction_and_sums_them() {
+    let f = figures(TWO_JOBS).unwrap();
+    assert_eq!(f.jobs.len(), 2);
+    let (r, w) = (&f.jobs[0], &f.jobs[1]);
+    assert_eq!((r.name.as_str(), w.name.as_str()), ("reader", "writer"));
+    assert!(r.write.is_none() && w.read.is_none(), "{f:?}");
+    let rd = r.read.as_ref().unwrap();
+    assert!((rd.iops - 1_158_325.674326).abs() < 1e-6);
+    assert_eq!(rd.bw_bytes_per_s, 4_744_501_962.0);
+    assert!((rd.lat_mean_ns - 630.737756).abs() < 1e-6);
+    assert_eq!(rd.lat_p99_ns, Some(1048));
+    let wr = w.write.as_ref().unwrap();
+    assert!((f.iops() - rd.iops - wr.iops).abs() < 1e-6);
+}
+
+#[test]
+fn fio_output_with_a_note_before_the_document_is_read_and_a_failed_job_is_refused() {
+    let noted =
+        format!("note: both iodepth >= 1 and synchronous I/O engine are selected\n{TWO_JOBS}");
+    assert_eq!(figures(&noted).unwrap().jobs.len(), 2);
+    let failed = TWO_JOBS.replacen("\"error\" : 0", "\"error\" : 5", 1);
+    assert_eq!(
+        figures(&failed),
+        Err(FioJsonError::JobError {
+            job: "reader".into(),
+            code: 5
+        })
+    );
+    assert_eq!(figures("fio: failed parsing"), Err(FioJsonError::NoJson));
+    assert!(matches!(
+        figures("{\"jobs\": []}"),
+        Err(FioJsonError::NoJobs)
+    ));
+}
+
+#[test]
+fn a_change_gains_by_its_least_direction_on_the_jobs_metric() {
+    let base = figs(Some(1000.0), Some(500.0));
+    let changed = figs(Some(1500.0), Some(550.0));
+    let g = gain_pct(&base, &changed, false).unwrap();
+    assert!((g - 10.0).abs() < 1e-9, "{g}");
+    // A direction the change stopped doing counts as a loss of all of it.
+    let g = gain_pct(&base, &figs(Some(3000.0), None), true).unwrap();
+    assert!((g + 100.0).abs() < 1e-9, "{g}");
+    assert_eq!(gain_pct(&figs(None, None), &changed, false), None);
+}
+
+#[test]
+fn the_job_as_written_agrees_with_fio_within_the_noise_and_says_so_beyond_it() {
+    let fio = figs(Some(70_000.0), None);
+    let (line, agree) = as_written_line((74_000.0, 3.0), &fio, "fio-3.33", None);
+    assert!(agree && line.contains("within the noise"), "{line}");
+    let (line, agree) = as_written_line((93_600.0, 3.0), &fio, "fio-3.33", None);
+    assert!(!agree && line.contains("+33.7 %"), "{line}");
+    assert!(line.contains("cause not identified"), "{line}");
+    let q = "a CPU quota of 0.20 CPUs: cpu.cfs_quota_us";
+    let (line, _) = as_written_line((93_600.0, 3.0), &fio, "fio-3.33", Some(q));
+    assert!(line.contains("under a CPU quota of 0.20 CPUs"), "{line}");
+    // A wide spread of the study's own repeats is noise too.
+    let (_, agree) = as_written_line((93_600.0, 40.0), &fio, "fio-3.33", None);
+    assert!(agree);
+}
+
+#[test]
+fn a_mechanic_fio_does_not_gain_from_is_not_confirmed() {
+    assert!(confirms(12.0) && !confirms(2.0) && !confirms(-5.0));
+    let line = mechanic_line("ioengine io_uring", 29.7, 0.4);
+    assert!(line.contains("not confirmed"), "{line}");
+    assert!(mechanic_line("iodepth=64", 80.0, 75.0).ends_with("confirmed"));
+}
+
+#[test]
+fn the_best_configuration_is_set_beside_fios_ab_and_an_over_claim_is_said() {
+    let (line, agree) = best_line(&[280.0, 297.0], 287.0, 300.0);
+    assert!(agree, "{line}");
+    let (line, agree) = best_line(&[480.0, 515.0], 498.0, 337.0);
+    assert!(!agree && line.contains("over-claims"), "{line}");
+    let (line, agree) = best_line(&[278.0, 297.0], 287.0, 400.0);
+    assert!(!agree && line.contains("under-claims"), "{line}");
+}
+
+#[test]
+fn the_best_configuration_keeps_a_mechanic_fio_confirms_and_leaves_out_one_it_does_not() {
+    let v = |option: &str, gain: f64, fio: Option<f64>| super::super::VariantResult {
+        what: option.into(),
+        option: option.into(),
+        gain_pct: Some(gain),
+        beyond_noise: true,
+        fio_gain_pct: fio,
+        ..Default::default()
+    };
+    let variants = [
+        v("ioengine=io_uring", 29.7, Some(0.4)),
+        v("iodepth=64", 80.0, Some(75.0)),
+        v("numjobs=2", 40.0, None),
+    ];
+    let chosen: Vec<&str> = super::super::best::chosen(&variants)
+        .iter()
+        .map(|v| v.option.as_str())
+        .collect();
+    assert_eq!(chosen, ["iodepth=64", "numjobs=2"]);
+}

@@ -1,0 +1,420 @@
+//! fio beside the study of a job file: where fio is installed (a `fio` on
+//! `PATH` that is not ssdready itself), the same job is run by fio too —
+//! as written, with each mechanic of the application's I/O that gained,
+//! and with the best configuration's changes — and the study's figures
+//! are set against fio's ([`ssdready_diagnosis::limit::job::fio`]). fio
+//! is started with the job file on its standard input and its JSON on
+//! its output, inside the study's own groups (a change that moves the
+//! study's process to groups of its own moves fio, started after it);
+//! a stop or a run past its time kills it, with its jobs' processes, within
+//! [`POLL`]. Each run
+//! takes its share of the study's budget: none starts that would end
+//! past it.
+//!
+//! Where fio cannot run the job (not installed, an emulated drive), the
+//! study says why and goes on: fio is the check, not the study.
+
+use crate::job;
+use crate::session_parts::JobDoc;
+use crate::trials::Change;
+use ssdready_core::options::Section;
+use ssdready_diagnosis::limit::job::best::Best;
+use ssdready_diagnosis::limit::job::fio::{self as judge, FioBeside};
+use ssdready_diagnosis::limit::job::RunFigures;
+use ssdready_diagnosis::trials::Measured;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a wait for fio looks at the study's stop and fio's end.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// What fio may take beyond the job's own length: starting, laying out a
+/// file the job names.
+const SLACK_S: f64 = 30.0;
+
+/// The fio the study runs beside its own runs.
+pub struct Fio {
+    path: PathBuf,
+    /// `fio-3.33`.
+    pub version: String,
+    /// The budget's end, and the longest a fio run of the job took (or
+    /// the job's length, before the first).
+    deadline: Instant,
+    longest_s: f64,
+}
+
+/// The fio on `PATH` for the job `sections` (as written), whose runs
+/// must end before `deadline`; or why fio cannot check this job.
+pub fn find(sections: &[Section], deadline: Instant, stop: &AtomicBool) -> Result<Fio, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    find_in(sections, &path, (deadline, stop))
+}
+
+/// [`find`] in the directories of `path` (as `PATH` lists them).
+fn find_in(
+    sections: &[Section],
+    path: &std::ffi::OsStr,
+    (deadline, stop): (Instant, &AtomicBool),
+) -> Result<Fio, String> {
+    let emulated = (0..sections.len())
+        .filter(|&i| !sections[i].global)
+        .any(|i| job::spec(sections, i).on_emulator());
+    if emulated {
+        return Err("the job runs on ssdready's emulated drive, which fio cannot open".into());
+    }
+    let path = on_path(path, "fio").ok_or("fio is not installed (no fio on PATH)")?;
+    let out = run(&path, &["--version"], "", (stop, 10.0))?;
+    let version = out.trim().to_string();
+    if version.contains("ssdready") || !version.starts_with("fio-") {
+        return Err(format!(
+            "the fio on PATH ({}) answers {version:?}: it is not fio itself, so no check",
+            path.display()
+        ));
+    }
+    Ok(Fio {
+        path,
+        version,
+        deadline,
+        longest_s: 0.0,
+    })
+}
+
+impl Fio {
+    /// The same fio, for runs of the job `sections` (as the study runs
+    /// them, each `runtime_s` long): a run takes what the job's phases
+    /// take, or the longest so far.
+    pub fn lasting(mut self, sections: &[Section], runtime_s: f64) -> Fio {
+        self.longest_s = job::run_wall_s(sections, runtime_s) + crate::clock::RUN_START_S;
+        self
+    }
+
+    /// The job `sections` run once by fio: its figures, or why not.
+    pub fn run(&mut self, sections: &[Section], stop: &AtomicBool) -> Result<RunFigures, String> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.as_secs_f64() < self.longest_s {
+            return Err(format!(
+                "not run by fio: {:.0} s of the budget left, a run takes {:.0} s",
+                left.as_secs_f64(),
+                self.longest_s
+            ));
+        }
+        let text = ssdready_diagnosis::limit::job::best::render(sections, "");
+        let at = Instant::now();
+        let args = ["--output-format=json", "-"];
+        let out = run(&self.path, &args, &text, (stop, self.longest_s + SLACK_S))?;
+        self.longest_s = self.longest_s.max(at.elapsed().as_secs_f64());
+        judge::figures(&out).map_err(|e| e.to_string())
+    }
+}
+
+/// What fio found, kept for the document: its version and lines, or why
+/// it did not run.
+pub fn doc_of(fio: &Result<Fio, String>) -> FioBeside {
+    match fio {
+        Ok(f) => FioBeside {
+            version: f.version.clone(),
+            ..Default::default()
+        },
+        Err(e) => FioBeside {
+            error: Some(e.clone()),
+            ..Default::default()
+        },
+    }
+}
+
+/// The first executable file named `name` in the directories of `path`.
+fn on_path(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path).map(|d| d.join(name)).find(|p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// `path args`, `input` on its standard input: its standard output when
+/// it exits cleanly; killed when `stop` is set or after `limit_s`.
+fn run(
+    path: &Path,
+    args: &[&str],
+    input: &str,
+    (stop, limit_s): (&AtomicBool, f64),
+) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    // A group of its own: fio forks a process per job, and a kill must
+    // reach them all.
+    let mut child = Command::new(path)
+        .args(args)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", path.display()))?;
+    // fio reads its whole job file before it starts; a write it refuses
+    // (it exited first) shows in its exit status and error output.
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(input.as_bytes());
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let started = Instant::now();
+    let status = loop {
+        if stop.load(Relaxed) {
+            kill(&mut child);
+            return Err("fio was stopped with the study".into());
+        }
+        if started.elapsed().as_secs_f64() > limit_s {
+            kill(&mut child);
+            return Err(format!("fio ran past {limit_s:.0} s and was stopped"));
+        }
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => std::thread::sleep(POLL),
+            Err(e) => {
+                kill(&mut child);
+                return Err(format!("waiting for fio: {e}"));
+            }
+        }
+    };
+    let (out, err) = (joined(out), joined(err));
+    match status.success() {
+        true => Ok(out),
+        false => {
+            let why = err
+                .lines()
+                .chain(out.lines())
+                .find(|l| !l.trim().is_empty());
+            Err(format!(
+                "fio exited with {status}: {}",
+                why.unwrap_or("no message")
+            ))
+        }
+    }
+}
+
+type Drain = Option<std::thread::JoinHandle<String>>;
+
+/// A pipe read to its end on a thread of its own (fio blocks on a full
+/// pipe while it runs).
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> Drain {
+    r.map(|mut r| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    })
+}
+
+fn joined(d: Drain) -> String {
+    d.and_then(|h| h.join().ok()).unwrap_or_default()
+}
+
+/// Kill fio and its jobs' processes (its group) and reap it; its pipes
+/// then end, and their readers.
+fn kill(child: &mut Child) {
+    use nix::sys::signal::{killpg, Signal};
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    if killpg(group, Signal::SIGKILL).is_err() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+#[path = "fio_beside_tests.rs"]
+mod tests;
+
+/// The most mechanics fio checks (each an A/B pair of fio's runs).
+pub const MECHANICS: usize = 3;
+
+/// The runs fio takes beside a job study, at most: the job as written,
+/// [`MECHANICS`]' pairs, and the best configuration's pair.
+pub const RUNS: usize = 1 + 2 * MECHANICS + 2;
+
+/// fio beside the job study's steps: the fio found (or why not), what it
+/// measured of the job as written, and the document's section.
+pub struct Beside {
+    fio: Result<Fio, String>,
+    base: Option<RunFigures>,
+    pub doc: FioBeside,
+}
+
+impl Beside {
+    pub fn new(fio: Result<Fio, String>) -> Beside {
+        Beside {
+            doc: doc_of(&fio),
+            fio,
+            base: None,
+        }
+    }
+
+    /// Whether fio runs beside the study.
+    pub fn found(&self) -> bool {
+        self.fio.is_ok()
+    }
+
+    /// fio's run of `sections`, or why not (kept as the section's error
+    /// where it is the first).
+    fn measure(&mut self, sections: &[Section], stop: &AtomicBool) -> Option<RunFigures> {
+        let fio = self.fio.as_mut().ok()?;
+        match fio.run(sections, stop) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                self.doc.error.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// The job as written, run by fio, set against the study's repeats.
+    pub fn as_written(
+        &mut self,
+        doc: &JobDoc,
+        sections: &[Section],
+        stop: &AtomicBool,
+        tell: &mut dyn FnMut(String),
+    ) {
+        if !self.found() {
+            return;
+        }
+        tell("fio: the job as written".into());
+        let Some(f) = self.measure(sections, stop) else {
+            return;
+        };
+        let quota = doc.limits.iter().find(|l| l.starts_with("a CPU quota"));
+        let spread = (doc.median_iops, doc.spread_pct);
+        let (line, _) =
+            judge::as_written_line(spread, &f, &self.doc.version, quota.map(String::as_str));
+        self.doc.lines.push(line);
+        self.doc.as_written.push(f.clone());
+        self.base = Some(f);
+    }
+
+    /// Each mechanic the best configuration would carry (at most
+    /// [`MECHANICS`]; a change of engine first, where ssdready's engines
+    /// and fio's differ most), in one A/B turn by fio against the job as
+    /// written: its gain by fio kept on the variant, one not confirmed
+    /// left out of the best.
+    pub fn mechanics(
+        &mut self,
+        doc: &mut JobDoc,
+        sections: &[Section],
+        stop: &Arc<AtomicBool>,
+        tell: &mut dyn FnMut(String),
+    ) {
+        let Ok(fio) = self.fio.as_mut() else {
+            return;
+        };
+        if self.base.is_none() {
+            return;
+        }
+        let mut options: Vec<String> = ssdready_diagnosis::limit::job::best::chosen(&doc.variants)
+            .iter()
+            .map(|v| v.option.clone())
+            .collect();
+        options.sort_by_key(|o| !o.starts_with("ioengine="));
+        options.truncate(MECHANICS);
+        let all = job::variants(sections);
+        for o in options {
+            let (Some(v), Some(w)) = (
+                all.iter().find(|w| w.option == o),
+                doc.variants.iter_mut().find(|v| v.option == o),
+            ) else {
+                continue;
+            };
+            if stop.load(Relaxed) {
+                return;
+            }
+            tell(format!("fio: the job with {}, in turns", w.what));
+            let mut sides = FioSides::new(fio, (sections, &v.sections), stop);
+            let done =
+                crate::trials::in_turns(&mut sides, crate::job_trials::no_change().as_mut(), 1);
+            let (Some(base), Some(changed)) = (sides.of(false), sides.of(true)) else {
+                self.doc.error.get_or_insert(done.error.unwrap_or_default());
+                return;
+            };
+            let Some(g) = judge::gain_pct(base, changed, w.by_bandwidth) else {
+                continue;
+            };
+            w.fio_gain_pct = Some(g);
+            let study = w.gain_pct.unwrap_or(0.0);
+            self.doc.lines.push(judge::mechanic_line(&w.what, study, g));
+        }
+    }
+
+    /// The best configuration `b` (the job `jobs.1`, the host's `change`
+    /// made) in one A/B turn by fio against the job as written `jobs.0`:
+    /// fio's gain kept on `b`, set beside the study's.
+    pub fn best(
+        &mut self,
+        b: &mut Best,
+        jobs: (&[Section], &[Section]),
+        change: &mut dyn Change,
+        stop: &Arc<AtomicBool>,
+    ) {
+        let (Some(claimed), Ok(fio)) = (b.gain_pct, self.fio.as_mut()) else {
+            return;
+        };
+        let mut sides = FioSides::new(fio, jobs, stop);
+        let done = crate::trials::in_turns(&mut sides, change, 1);
+        let Some(t) = done.turns.first() else {
+            self.doc.error.get_or_insert(done.error.unwrap_or_default());
+            return;
+        };
+        let rate = |m: &Measured| match b.by_bandwidth {
+            true => m.bw_bytes_per_s,
+            false => m.iops,
+        };
+        let fio_pct = 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0);
+        b.fio_gain_pct = Some(fio_pct);
+        let (line, _) = judge::best_line(&b.pairs_pct, claimed, fio_pct);
+        self.doc.lines.push(line);
+    }
+}
+
+/// fio's sides of an A/B turn: the job as written and the changed job,
+/// each run's figures kept.
+struct FioSides<'a> {
+    fio: &'a mut Fio,
+    jobs: (&'a [Section], &'a [Section]),
+    stop: &'a Arc<AtomicBool>,
+    figures: Vec<(bool, RunFigures)>,
+}
+
+impl<'a> FioSides<'a> {
+    fn new(
+        fio: &'a mut Fio,
+        jobs: (&'a [Section], &'a [Section]),
+        stop: &'a Arc<AtomicBool>,
+    ) -> Self {
+        FioSides {
+            fio,
+            jobs,
+            stop,
+            figures: Vec::new(),
+        }
+    }
+
+    /// The figures of the changed side's run (`changed`) or the baseline's.
+    fn of(&self, changed: bool) -> Option<&RunFigures> {
+        self.figures.iter().find(|f| f.0 == changed).map(|f| &f.1)
+    }
+}
+
+impl crate::trials::Sides for FioSides<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    fn measure(&mut self, changed: bool) -> Result<Measured, String> {
+        let job = if changed { self.jobs.1 } else { self.jobs.0 };
+        let f = self.fio.run(job, self.stop)?;
+        let m = crate::job_trials::measured(&f);
+        self.figures.push((changed, f));
+        Ok(m)
+    }
+}
