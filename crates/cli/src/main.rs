@@ -84,7 +84,8 @@ enum Cmd {
         path: std::path::PathBuf,
         /// Judge the study recorded in DIR again from its measurements with
         /// this build's rules: rewrite its findings in study.json and its
-        /// report, print them, and say which findings changed.
+        /// report, print them, and say which findings changed; for a
+        /// `study --job` directory, what holds the job in job-study.json.
         #[arg(long)]
         rejudge: bool,
     },

@@ -7,8 +7,10 @@
 //! file, fsync, rename); the page is rendered from the JSON text itself,
 //! so a re-render gives the same bytes. `ssdready report --rejudge DIR`
 //! judges a recorded study again with this build's rules
-//! ([`ssdready_diagnosis::rejudged`]) and rewrites its JSON and report. A study's files, the report among
-//! them, are written by [`write_outputs`] in the order the study gives.
+//! ([`ssdready_diagnosis::rejudged`]) and rewrites its JSON and report;
+//! a job study's (`job-study.json`, [`ssdready_study::rejudge_job`]), what
+//! holds the job, in its JSON. A study's files, the report among them, are
+//! written by [`write_outputs`] in the order the study gives.
 
 use crate::fail;
 use crate::stdout::outln;
@@ -24,6 +26,8 @@ pub const STUDY_JSON: &str = "study.json";
 pub const RUN_JSON: &str = "result.json";
 /// The JSON `characterize` writes beside its report.
 pub const CHARACTERIZE_JSON: &str = "characterize.json";
+/// The JSON `study --job` writes.
+pub const JOB_JSON: &str = "job-study.json";
 
 /// The largest JSON document read (a study of hours is a few MiB).
 const MAX_JSON_BYTES: u64 = 1 << 30;
@@ -188,8 +192,9 @@ pub fn command(path: &Path) -> crate::Done {
 /// `DIR/study.json` again from its measurements with this build's rules,
 /// rewrite `study.json` and `report.html` (both made before either is
 /// written, each written atomically), print the findings and which of
-/// them changed. Bad input (no such directory, no study.json, not a study
-/// of this machine) is one line and exit code 2, with nothing written.
+/// them changed; a job study's likewise ([`rejudge_job`]). Bad input (no
+/// such directory, no study.json or job-study.json, not a study of this
+/// machine) is one line and exit code 2, with nothing written.
 pub fn rejudge(dir: &Path) -> crate::Done {
     let bad = |why: String| fail(2, &format!("report --rejudge: {why}"));
     let json_path = dir.join(STUDY_JSON);
@@ -197,12 +202,16 @@ pub fn rejudge(dir: &Path) -> crate::Done {
         Err(e) => return Err(bad(format!("{}: {e}", dir.display()))),
         Ok(md) if !md.is_dir() => {
             return Err(bad(format!(
-                "{} is not a directory (allowed: a directory written by ssdready study)",
+            "{} is not a directory (allowed: a directory written by ssdready study or study --job)",
+            dir.display()
+        )))
+        }
+        Ok(_) if !json_path.is_file() && dir.join(JOB_JSON).is_file() => return rejudge_job(dir),
+        Ok(_) if !json_path.is_file() => {
+            return Err(bad(format!(
+                "{} has no {STUDY_JSON} or {JOB_JSON}",
                 dir.display()
             )))
-        }
-        Ok(_) if !json_path.is_file() => {
-            return Err(bad(format!("{} has no {STUDY_JSON}", dir.display())))
         }
         Ok(_) => {}
     }
@@ -227,6 +236,32 @@ pub fn rejudge(dir: &Path) -> crate::Done {
     }
     let wall_s = new.finished_unix_ms.saturating_sub(new.started_unix_ms) as f64 / 1e3;
     crate::stdout::print(&ssdready_diagnosis::text::findings(&new, wall_s))?;
+    outln!("\njudged again with this build's rules:")?;
+    for l in changes.lines() {
+        outln!("  {l}")?;
+    }
+    Ok(())
+}
+
+/// `report --rejudge DIR` of a job study: what holds the job judged again
+/// from the runs and what it was judged from, both recorded in
+/// `DIR/job-study.json`, which is rewritten (atomically) with the new
+/// verdict; the job's findings printed, then what changed. A document
+/// recorded without what the rules judge a job from is one line and exit
+/// code 2, with nothing written: the study of the job must run again.
+fn rejudge_job(dir: &Path) -> crate::Done {
+    use ssdready_study::rejudge_job::{parse, rejudged};
+    let path = dir.join(JOB_JSON);
+    let at = |e: String| fail(2, &format!("report --rejudge: {}: {e}", path.display()));
+    let old = parse(&read(&path).map_err(at)?).map_err(at)?;
+    check_dir(dir, "report --rejudge", JOB_JSON).map_err(|e| fail(2, &e))?;
+    let (new, changes) = rejudged(&old).map_err(|e| at(e.to_string()))?;
+    let json = serde_json::to_string_pretty(&new)
+        .map_err(|e| fail(1, &format!("report --rejudge: the job study's JSON: {e}")))?
+        + "\n";
+    let p = write(dir, JOB_JSON, &json).map_err(|e| fail(1, &format!("report --rejudge: {e}")))?;
+    eprintln!("ssdready: wrote {}", p.display());
+    crate::stdout::print(&ssdready_study::outputs::job_text(&new))?;
     outln!("\njudged again with this build's rules:")?;
     for l in changes.lines() {
         outln!("  {l}")?;

@@ -51,22 +51,29 @@ impl Point {
 
 /// What the study hands a lever: the facts, the named cause, the current
 /// values of the target device's queue (`attr` → the file's text), and
-/// the point.
-#[derive(Clone, Debug, Default)]
+/// the point. A job study records the one its verdict was weighed in
+/// (what is empty left out), so that it can be judged again.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Context {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub facts: BTreeMap<String, Fact>,
     pub cause: Cause,
     /// The target's device's queue files as read (`scheduler` as the
     /// kernel prints it: `none [mq-deadline] kyber`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub queue: BTreeMap<String, String>,
     /// The device's own queue depth (SCSI `device/queue_depth`), a ceiling
     /// for `nr_requests`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u64>,
     /// The CPUs the study may use, as a list (`0-3`).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub cpu_list: String,
     /// The most requests the kernel split one of the study's large reads
     /// into (the device's counted requests against its own I/Os, their
     /// bytes agreeing), where a run showed a split.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub large_read_split: Option<f64>,
     /// Whether the study may run its threads at a negative nice (root, or
     /// CAP_SYS_NICE): the counterfactual for other work that holds them.
@@ -74,23 +81,30 @@ pub struct Context {
     /// What the engine sweep measured, one thread each: (engine, depth,
     /// IOPS). An engine it measured slower at the point's depth is not
     /// tried again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub engines_measured: Vec<(String, u32, f64)>,
     /// The 4 KiB random-read queue-depth curve, one thread: (depth, IOPS).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub curve: Vec<(u32, f64)>,
     /// The peak of that curve, IOPS.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_iops: Option<f64>,
     /// The device's own limit for 4 KiB random reads where something
     /// independent knows it (the model, a raw-device run); None where the
     /// only figure is the study's best run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub device_limit_iops: Option<f64>,
     /// The scheduler sweep's costs against `none`: (scheduler, depth,
     /// IOPS lost percent).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scheduler_costs: Vec<(String, u32, f64)>,
     /// The submitting thread's wait for a CPU at the peak, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
     /// The inventory of what can cap the study's I/O, where it was read:
     /// which limits of its control groups hold, for the levers that lift
     /// them one at a time.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<ssdready_measured::limits::Inventory>,
 }
 

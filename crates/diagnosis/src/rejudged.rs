@@ -4,11 +4,14 @@
 //! from its points, its trials cited again by the new verdicts; and what
 //! changed, said finding by finding. A study recorded by an older
 //! ssdready thus gains what the rules of this one know. A fleet's study is
-//! judged by the fleet's own section and is refused.
+//! judged by the fleet's own section and is refused. A job study's verdict
+//! is judged again by [`job`].
 
 use crate::limit::Cause;
 use crate::model::StudyDoc;
 use ssdready_measured::record::Verdict;
+
+pub mod job;
 
 /// Why a document cannot be judged again.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -19,6 +22,8 @@ pub enum RejudgeError {
     NoTarget,
     #[error("it is a fleet's study, judged host by host in its fleet section")]
     Fleet,
+    #[error("it was recorded without what the rules judge a job from (its target, machine, limits, point and each job's figures): run the study of the job again")]
+    NoJudgedFrom,
 }
 
 /// What changed between the study as recorded and as judged again.

@@ -35,6 +35,7 @@
 //!   likewise (its runs through the same runner, [`real::Points`]);
 //!   [`outputs`]: what either leaves (its closing and the files its
 //!   caller writes, in order), [`progress`]: the lines said on the way;
+//!   [`rejudge_job`]: a recorded job study judged again;
 //! * [`judge_with`]: the figures, facts and verdicts of what ran, from
 //!   `ssdready_diagnosis::judge`; [`text`]: the plan as printed.
 
@@ -68,6 +69,7 @@ mod pace;
 pub mod plan;
 pub mod progress;
 pub mod real;
+pub mod rejudge_job;
 pub mod session;
 pub mod session_parts;
 mod session_run;

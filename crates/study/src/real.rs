@@ -23,9 +23,8 @@ use crate::plan::Workload;
 use ssdready_core::options::Section;
 use ssdready_core::result::RunResult;
 use ssdready_diagnosis::levers::Context;
-use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::JobFigures;
-use ssdready_diagnosis::limit::point::{self, Held};
+use ssdready_diagnosis::limit::point::JudgedFrom;
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::TargetProfile;
@@ -276,12 +275,11 @@ impl Runner for RealRunner<'_> {
 // kept as the records the device study keeps of a point.
 
 /// What the job's runs are judged with: its first target as the device
-/// study detects one, the machine, the caps read before the runs.
+/// study detects one, the machine, and the levers' context (the target's
+/// queue as read, the inventory of limits the caps are made from).
 pub struct Judge {
     pub target: Option<TargetProfile>,
     pub machine: Machine,
-    pub caps: Caps,
-    /// The levers' context: the target's queue as read, the inventory.
     pub context: Context,
 }
 
@@ -309,26 +307,22 @@ impl Judge {
         Judge {
             target,
             machine: crate::detect::machine(None),
-            caps: Caps::of(inv),
             context,
         }
     }
 
-    /// What holds the job whose runs are `points`: not identified where
-    /// its target is none the study could read.
-    /// `jobs[i]` is each job's figures in `points[i]` ([`Points::jobs`]).
-    pub fn judge(
-        &self,
-        (points, jobs): (&[RunRecord], &[Vec<JobFigures>]),
-        sections: &[Section],
-    ) -> Vec<Held> {
-        let Some(t) = &self.target else {
-            return vec![point::unreadable_target()];
-        };
-        let p = crate::job_levers::point(sections);
-        let levers = ssdready_diagnosis::levers::shipped();
-        let on = (&self.machine, &self.caps);
-        point::held(t, (points, jobs), on, (&levers, &self.context, &p))
+    /// What the job's runs are judged from besides themselves, the
+    /// document keeps it ([`JudgedFrom::held`] judges them: not
+    /// identified where its target is none the study could read).
+    /// `jobs[i]` is each job's figures in its `i`th run ([`Points::jobs`]).
+    pub fn judged_from(&self, jobs: Vec<Vec<JobFigures>>, sections: &[Section]) -> JudgedFrom {
+        JudgedFrom {
+            target: self.target.clone(),
+            machine: self.machine.clone(),
+            context: self.context.clone(),
+            point: crate::job_levers::point(sections),
+            jobs,
+        }
     }
 }
 

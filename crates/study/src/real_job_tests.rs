@@ -29,7 +29,6 @@ fn the_jobs_runs_are_named_as_the_device_studys_points() {
     let judge = Judge {
         target: None,
         machine: Machine::default(),
-        caps: Caps::default(),
         context: Context::default(),
     };
     let mut answers = vec![
@@ -72,7 +71,8 @@ fn the_jobs_runs_are_named_as_the_device_studys_points() {
     assert_eq!(p.records[3].error.as_deref(), Some("the device went away"));
     assert!(p.records[..3].iter().all(|r| r.error.is_none()));
     // No target detected: not identified, and why.
-    let lines = point::held_words(&judge.judge((&p.records, &p.jobs), &written));
+    let from = judge.judged_from(p.jobs.clone(), &written);
+    let lines = ssdready_diagnosis::limit::point::held_words(&from.held(&p.records));
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].starts_with("not identified: the job's target"),

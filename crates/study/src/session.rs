@@ -532,14 +532,7 @@ pub fn baseline(path: &str) -> Result<JobDoc, JobStudyError> {
     let f = file.display();
     let text =
         std::fs::read_to_string(&file).map_err(|e| JobStudyError::Baseline(format!("{f}: {e}")))?;
-    let doc: JobDoc = serde_json::from_str(&text)
-        .map_err(|e| JobStudyError::Baseline(format!("{f}: not a job study ({e})")))?;
-    match doc.schema == JOB_SCHEMA {
-        true => Ok(doc),
-        false => Err(JobStudyError::Baseline(format!(
-            "{f}: not a job study (allowed: a directory or job-study.json of `study --job`)"
-        ))),
-    }
+    crate::rejudge_job::parse(&text).map_err(|e| JobStudyError::Baseline(format!("{f}: {e}")))
 }
 
 /// The command that tries the host's changes on this job.

@@ -20,7 +20,7 @@ use crate::job_trials::HostSection;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_diagnosis::limit::job::best::Best;
-use ssdready_diagnosis::limit::point::Held;
+use ssdready_diagnosis::limit::point::{Held, JudgedFrom};
 
 /// How a run is executed: the caller's run function (`run`'s path, with
 /// the targets' safety checks and `--allow-destructive` as it takes it).
@@ -158,6 +158,13 @@ pub struct JobDoc {
     /// [`JobDoc::held`] was judged from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<ssdready_measured::record::RunRecord>,
+    /// What [`JobDoc::held`] was judged from besides the points (the
+    /// target, the machine, the levers' context with the limits, the job's
+    /// point, each job's figures in each run), so that `ssdready report
+    /// --rejudge` can judge the job again; None in a study recorded before
+    /// it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_from: Option<JudgedFrom>,
     pub notes: Vec<String>,
     pub interrupted: bool,
     /// Why no repeat of the job ran, when none did.

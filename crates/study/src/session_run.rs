@@ -371,8 +371,10 @@ pub fn run_job(
     doc.points = std::mem::take(&mut points.records);
     let jobs = std::mem::take(&mut points.jobs);
     drop(points);
-    doc.held = judge.judge((&doc.points, &jobs), sections);
+    let from = judge.judged_from(jobs, sections);
+    doc.held = from.held(&doc.points);
     doc.holds = held_words(&doc.held);
+    doc.judged_from = Some(from);
     if !measured {
         return;
     }

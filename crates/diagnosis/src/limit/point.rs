@@ -278,6 +278,47 @@ pub fn held(
         .collect()
 }
 
+/// What a job study judges what holds the job from, besides its runs
+/// (which it keeps as its points): the target, the machine, the levers'
+/// context (the target's queue as read, the inventory of limits the caps
+/// are made from), the job's point and each job's figures in each run.
+/// Recorded in the job's document, so that it can be judged again with
+/// another build's rules ([`crate::rejudged::job`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JudgedFrom {
+    /// The job's first target as the study detected it; None where it
+    /// could read none (its verdict then "not identified").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetProfile>,
+    pub machine: Machine,
+    pub context: Context,
+    /// The job's point: its rw, block, depth, threads, engine.
+    pub point: Point,
+    /// `jobs[i]` is each job's figures in the job's `i`th run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<Vec<JobFigures>>,
+}
+
+impl JudgedFrom {
+    /// What holds the job whose runs are `points` ([`held`]), the caps made
+    /// from the context's inventory of limits, by the shipped levers; not
+    /// identified where there is no target.
+    pub fn held(&self, points: &[RunRecord]) -> Vec<Held> {
+        let Some(t) = &self.target else {
+            return vec![unreadable_target()];
+        };
+        let caps = self.context.limits.as_ref().map(Caps::of);
+        let levers = crate::levers::shipped();
+        let on = (&self.machine, &caps.unwrap_or_default());
+        held(
+            t,
+            (points, &self.jobs),
+            on,
+            (&levers, &self.context, &self.point),
+        )
+    }
+}
+
 /// What holds a job whose target the study could not read: not
 /// identified, and why.
 pub fn unreadable_target() -> Held {

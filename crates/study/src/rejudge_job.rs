@@ -1,0 +1,40 @@
+//! A job study judged again with this build's rules (`ssdready report
+//! --rejudge DIR` on a directory `study --job` wrote): its document read
+//! from `job-study.json`'s text ([`parse`]), what holds the job made again
+//! by the diagnosis ([`ssdready_diagnosis::rejudged::job`]) from the runs
+//! and what it was judged from, both recorded in the document, and the
+//! document with the new verdict ([`rejudged`]). Nothing else of the
+//! document is judged from what holds the job, so nothing else changes.
+
+use crate::session_parts::{JobDoc, SCHEMA};
+use ssdready_diagnosis::rejudged::job::{rejudged_job, JobChanges, Recorded};
+use ssdready_diagnosis::rejudged::RejudgeError;
+
+/// A job study's document from its JSON text; why not, in words.
+pub fn parse(text: &str) -> Result<JobDoc, String> {
+    let doc: JobDoc = serde_json::from_str(text).map_err(|e| format!("not a job study ({e})"))?;
+    match doc.schema == SCHEMA {
+        true => Ok(doc),
+        false => {
+            Err("not a job study (allowed: a directory or job-study.json of `study --job`)".into())
+        }
+    }
+}
+
+/// `old` with what holds the job judged again, and what changed; refused
+/// where it recorded no run or not what the rules judge a job from.
+pub fn rejudged(old: &JobDoc) -> Result<(JobDoc, JobChanges), RejudgeError> {
+    let again = rejudged_job(Recorded {
+        from: old.judged_from.as_ref(),
+        points: &old.points,
+        held: &old.held,
+        holds: &old.holds,
+    })?;
+    let mut new = old.clone();
+    (new.held, new.holds) = (again.held, again.holds);
+    Ok((new, again.changes))
+}
+
+#[cfg(test)]
+#[path = "rejudge_job_tests.rs"]
+mod tests;
