@@ -303,7 +303,7 @@ fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
         ),
         (
             vec![],
-            "include /etc/shadow\n[x]\nioengine=null\nsize=1m\n",
+            "[x]\ninclude /etc/shadow\nioengine=null\nsize=1m\n",
             "outside the places",
         ),
         (

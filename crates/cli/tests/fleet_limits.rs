@@ -162,7 +162,7 @@ fn a_job_file_that_includes_files_many_times_over_is_refused_at_a_bound() {
     std::fs::write(dir.path().join("f8.fio"), "; end\n").unwrap();
     std::fs::write(
         dir.path().join("job.fio"),
-        "include f0.fio\n[x]\nioengine=null\nsize=1m\n",
+        "[x]\ninclude f0.fio\nioengine=null\nsize=1m\n",
     )
     .unwrap();
     let out = Command::new(BIN)

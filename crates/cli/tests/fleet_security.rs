@@ -62,7 +62,7 @@ fn a_client_cannot_read_roots_file_through_an_include() {
         "../../../{}",
         secret.strip_prefix(f.base.path()).unwrap().display()
     );
-    let job = |inc: String| format!("{inc}\n[x]\nioengine=null\nsize=1m\n");
+    let job = |inc: String| format!("[x]\n{inc}\nioengine=null\nsize=1m\n");
     let jobs = [
         ("an absolute path", job(format!("include {s}"))),
         ("a form feed", job(format!("include\x0c{s}"))),

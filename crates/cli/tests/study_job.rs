@@ -161,6 +161,21 @@ fn a_job_on_a_loop_device_is_studied_in_repeats_and_one_change_at_a_time() {
         );
     }
     assert!(doc["median_iops"].as_f64().unwrap() > 0.0);
+    // fio beside the study, where it is installed: the same job run by
+    // fio, its figure set against the study's; else why not, in words.
+    let fio = &doc["fio"];
+    match std::process::Command::new("fio").arg("--version").output() {
+        Ok(v) if v.status.success() => {
+            let version = String::from_utf8_lossy(&v.stdout).trim().to_string();
+            assert_eq!(fio["version"], version.as_str(), "{fio}");
+            let first = fio["lines"][0].as_str().unwrap_or_default();
+            assert!(
+                first.contains("on the same file") || fio["error"].is_string(),
+                "{fio}"
+            );
+        }
+        _ => assert!(fio["error"].as_str().unwrap().contains("fio"), "{fio}"),
+    }
 }
 
 /// Every queue file of `disk` as read (the host's settings to compare).

@@ -202,6 +202,10 @@ fn parse_depth(
             .strip_prefix("include")
             .filter(|r| r.starts_with(char::is_whitespace))
         {
+            // fio: "option <include …> outside of [] job section".
+            if out.is_empty() {
+                return Err(SpecError::new(line, "appears before any [section]").at(Some(&at)));
+            }
             if depth >= MAX_INCLUDE_DEPTH {
                 return Err(
                     SpecError::new("include", "includes nested too deeply (a cycle?)")
@@ -337,7 +341,8 @@ mod tests {
     #[test]
     fn includes_and_variables() {
         let s =
-            parse("include common.fio\n[j]\nfilename=/x\nsize=${SIZE}\nnumjobs=$ncpus\n").unwrap();
+            parse("[global]\ninclude common.fio\n[j]\nfilename=/x\nsize=${SIZE}\nnumjobs=$ncpus\n")
+                .unwrap();
         let jobs = build_jobs(&s).unwrap();
         assert_eq!(jobs[0].size, Some(1 << 30));
         assert_eq!(jobs[0].numjobs, 2);
@@ -345,11 +350,14 @@ mod tests {
         let e = parse("[j]\nsize=${NOPE}\n").unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
         assert!(e.to_string().contains("NOPE"), "{e}");
-        assert!(parse("include loop.fio\n")
+        // fio: "option <include …> outside of [] job section".
+        let e = parse("include common.fio\n[j]\n").unwrap_err().to_string();
+        assert!(e.contains("before any [section]") && e.contains("line 1"), "{e}");
+        assert!(parse("[j]\ninclude loop.fio\n")
             .unwrap_err()
             .to_string()
             .contains("nested"));
-        assert!(parse("include missing.fio\n")
+        assert!(parse("[j]\ninclude missing.fio\n")
             .unwrap_err()
             .to_string()
             .contains("no such file"));
@@ -374,7 +382,7 @@ mod tests {
             })
         };
         let mut out = Vec::new();
-        let e = parse_into("include f0\n", None, &mut inc, &|_| None, &mut out)
+        let e = parse_into("[j]\ninclude f0\n", None, &mut inc, &|_| None, &mut out)
             .unwrap_err()
             .to_string();
         assert!(e.contains("more than 1024 files included"), "{e}");
@@ -388,7 +396,7 @@ mod tests {
                 path: f.into(),
             })
         };
-        let text = "include a\n".repeat(30);
+        let text = format!("[j]\n{}", "include a\n".repeat(30));
         let e = parse_into(&text, None, &mut inc, &|_| None, &mut Vec::new())
             .unwrap_err()
             .to_string();
@@ -411,6 +419,7 @@ mod tests {
             })
         };
         let lines = [
+            "[top]",
             "include\x0cx.fio",
             "include\x0bx.fio",
             "include\u{a0}x.fio",

@@ -518,7 +518,7 @@ mod tests {
     #[test]
     fn an_include_outside_the_places_is_refused_before_it_is_read() {
         let d = tempfile::tempdir().unwrap();
-        let job = "include /etc/shadow\n[x]\nrw=read\nsize=4k\n";
+        let job = "[x]\ninclude /etc/shadow\nrw=read\nsize=4k\n";
         let e = checked(&order(d.path(), &[], &[job])).unwrap_err();
         assert!(e.contains("outside the places this server allows"), "{e}");
     }
