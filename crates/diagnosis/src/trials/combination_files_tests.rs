@@ -45,6 +45,16 @@ fn app(lever: &str, change: &str) -> Member {
     }
 }
 
+/// Lever `lever` lifting the `limit` of the study's groups.
+fn cgroup(lever: &str, limit: &str) -> Member {
+    Member {
+        lever: lever.into(),
+        kind: Kind::Cgroup,
+        change: format!("{lever} in the study's group → without the {limit}"),
+        ..Default::default()
+    }
+}
+
 const CHANGED: &[&str] = &[
     "--quiet",
     "--name=m",
@@ -189,13 +199,10 @@ fn held_by_db() -> Inventory {
 
 #[test]
 fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
-    let cgroup = Member {
-        lever: "io-throttle".into(),
-        kind: Kind::Cgroup,
-        change: "io-throttle in the study's group → without the I/O throttle".into(),
-        ..Default::default()
-    };
-    let c = configuration(vec![cgroup], &["io-throttle"]);
+    let c = configuration(
+        vec![cgroup("io-throttle", "I/O throttle")],
+        &["io-throttle"],
+    );
     assert_eq!(names(&c), [SYSTEMD, FIO]);
     let inv = held_by_db();
     let text = &files(&c, "2026-11-26", Some(&inv))[0].text;
@@ -212,16 +219,10 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
 
 #[test]
 fn each_kinds_file_makes_its_own_changes_last_alone() {
-    let cgroup = Member {
-        lever: "io-throttle".into(),
-        kind: Kind::Cgroup,
-        change: "io-throttle in the study's group → without the I/O throttle".into(),
-        ..Default::default()
-    };
     let c = configuration(
         vec![
             queue("scheduler", "scheduler", "none", &["loop7"]),
-            cgroup,
+            cgroup("io-throttle", "I/O throttle"),
             app("registered", "registered x → y"),
         ],
         &["scheduler", "io-throttle", "registered"],
@@ -282,13 +283,7 @@ fn the_unit_that_owns_a_group_is_its_deepest_units_component() {
 #[test]
 fn the_drop_in_names_the_unit_of_the_studys_group_or_carries_the_cgroupfs_writes() {
     use ssdready_measured::limits::{CgroupPath, CpuQuota, UsableCpus};
-    let cgroup = Member {
-        lever: "cpu-quota".into(),
-        kind: Kind::Cgroup,
-        change: "cpu-quota in the study's group → without the CPU quota".into(),
-        ..Default::default()
-    };
-    let c = configuration(vec![cgroup], &["cpu-quota"]);
+    let c = configuration(vec![cgroup("cpu-quota", "CPU quota")], &["cpu-quota"]);
     let group = |path: &str| CgroupPath {
         version: CgroupVersion::V2,
         controllers: vec!["cpu".into()],
