@@ -9,211 +9,95 @@
 //! form of `values` is one file of `lever_values`, behind one
 //! interface: this file names none of them; each kind of lever is one
 //! unit (`kind`: a queue file, a limit of the study's groups, the job's
-//! own options, priority and placement), behind another.
+//! own options, priority and placement), behind another, listed in one
+//! table here ([`KINDS`]). A lever as plain data is `lever`, below the
+//! units; the reading of the table, the table of kinds and what asks a
+//! lever's unit (its candidates, its change, where it binds, what it may
+//! buy) are here, above them.
 
 pub mod binding;
 pub mod estimate;
+pub mod kind;
+pub mod kind_application;
+pub mod kind_cgroup;
+pub mod kind_priority;
+pub mod kind_queue;
+pub mod lever;
 pub mod permanent;
 use crate::facts::{Fact, Value};
 use crate::limit::Cause;
-use crate::rules::{Cond, RuleError};
-use serde::{Deserialize, Serialize};
-use ssdready_measured::group_limits::{self, GroupLimit, Lift};
-use ssdready_measured::limits::Inventory;
+use crate::rules::RuleError;
+use estimate::Estimate;
+use ssdready_measured::group_limits::Lift;
 use std::collections::BTreeMap;
 
 pub use crate::lever_context::{Candidate, Context, Point};
 pub use crate::lever_values::engines::ENGINE_SLOWER;
 pub use crate::lever_values::options::{MAX_BS, MAX_QD};
 pub use crate::lever_values::Values;
-pub use kind::{LeverKind, Unit, KINDS};
-
-pub mod kind;
-pub mod kind_application;
-pub mod kind_cgroup;
-pub mod kind_priority;
-pub mod kind_queue;
+pub use kind::LeverKind;
+pub use lever::{
+    Apply, At, Consent, Kind, Lever, Metric, Unit, EXTRA_FACTS, FINDINGS, SPLIT_AT_LEAST,
+    SPLIT_FINDING,
+};
 
 /// The levers shipped with ssdready.
 pub const TABLE: &str = include_str!("../data/levers.table");
 
-/// Facts a lever's `when` may test beyond the study's own
-/// ([`crate::facts::KNOWN`]): what the study reads of the device for the
-/// trials.
-pub const EXTRA_FACTS: &[&str] = &["poll_queues", "large_read_split", "priority_raisable"];
+/// Every kind: its word in the table, the kind a trial records, and its
+/// unit. A lever of `priority` is recorded as the application's own
+/// choice, as it always was.
+pub const KINDS: [(Kind, &dyn LeverKind); 4] = [
+    (Kind::Queue, &kind_queue::QUEUE),
+    (Kind::Cgroup, &kind_cgroup::CGROUP),
+    (Kind::Application, &kind_application::APPLICATION),
+    (Kind::Application, &kind_priority::PRIORITY),
+];
 
-/// What the study's own runs found that points at a lever as a verdict
-/// rule that fired does (a lever's `rules` may name it): the kernel split
-/// each of its large reads into [`SPLIT_AT_LEAST`] requests or more.
-pub const SPLIT_FINDING: &str = "large-reads-split";
-/// Requests per large read from which the split is a finding.
-pub const SPLIT_AT_LEAST: f64 = 2.0;
-/// The findings beside the verdict rules ([`fired`]).
-pub const FINDINGS: &[&str] = &[SPLIT_FINDING];
+impl Default for Unit {
+    /// The application's own options, as [`Kind`]'s default.
+    fn default() -> Unit {
+        of_kind(Kind::default()).0
+    }
+}
 
-/// What kind of thing a lever changes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A setting of the device's queue (`/sys/block/DEV/queue/ATTR`), on
-    /// the target's device and its stack's members: a setting of the host.
-    Queue,
-    /// The study's own runs from a control group of ssdready's own,
-    /// without the user's throttle, quota or cpuset; no setting changes.
-    Cgroup,
-    /// The application's own choice: the job's options.
-    #[default]
-    Application,
+impl Unit {
+    /// Its unit.
+    pub fn ops(self) -> &'static dyn LeverKind {
+        KINDS[self.0].1
+    }
+
+    /// The kind a trial of it records.
+    pub fn kind(self) -> Kind {
+        KINDS[self.0].0
+    }
+}
+
+/// The kind the table names by `word`.
+pub fn by_word(word: &str) -> Option<Unit> {
+    KINDS.iter().position(|k| k.1.word() == word).map(Unit)
+}
+
+/// The words the table allows.
+pub fn words() -> String {
+    KINDS.map(|k| k.1.word()).join(", ")
+}
+
+/// The first unit that records `kind`: what a recorded trial of that
+/// kind is made and ordered by.
+pub fn of_kind(kind: Kind) -> (Unit, &'static dyn LeverKind) {
+    let i = KINDS.iter().position(|k| k.0 == kind).unwrap_or(0);
+    (Unit(i), KINDS[i].1)
 }
 
 impl Kind {
     /// The unit a recorded trial of this kind is made and ordered by.
     pub fn ops(self) -> &'static dyn LeverKind {
-        kind::of_kind(self).1
+        of_kind(self).1
     }
-}
-
-/// What a trial is judged on first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    #[default]
-    Iops,
-    Bandwidth,
-    /// Mean latency.
-    Mean,
-    /// 99th percentile latency.
-    P99,
-    /// CPU per I/O.
-    Cpu,
-}
-
-impl Metric {
-    /// Every metric a trial reports, in the order shown.
-    pub const ALL: [Metric; 5] = [
-        Metric::Iops,
-        Metric::Bandwidth,
-        Metric::Mean,
-        Metric::P99,
-        Metric::Cpu,
-    ];
-
-    fn of(word: &str) -> Option<Metric> {
-        Metric::ALL.into_iter().find(|m| m.word() == word)
-    }
-
-    /// The table's word for it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Metric::Iops => "iops",
-            Metric::Bandwidth => "bandwidth",
-            Metric::Mean => "mean",
-            Metric::P99 => "p99",
-            Metric::Cpu => "cpu",
-        }
-    }
-
-    /// Its name in a sentence.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Iops => "IOPS",
-            Metric::Bandwidth => "bandwidth",
-            Metric::Mean => "mean latency",
-            Metric::P99 => "p99 latency",
-            Metric::Cpu => "CPU per I/O",
-        }
-    }
-
-    /// Whether more of it is better (IOPS, bandwidth) or less (latency, CPU).
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Iops | Metric::Bandwidth)
-    }
-}
-
-/// The point a lever is tried at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum At {
-    /// 4 KiB random reads at the peak's depth.
-    #[default]
-    Peak,
-    /// 4 KiB random reads at the deepest depth the queue-depth sweep ran:
-    /// where a limit on what is in flight (the device's request queue)
-    /// binds, as its finding says.
-    Deepest,
-    /// 4 KiB random reads at QD 1.
-    Qd1,
-    /// 1 MiB sequential reads at QD 8.
-    Large,
-    /// 4 KiB sequential reads through the page cache.
-    Buffered,
-    /// 4 KiB random reads from as many threads as the CPUs online (or the
-    /// peak's threads, where more), the peak's I/Os in flight shared among
-    /// them: where a cpuset or a CPU quota binds, parallel work taking
-    /// the CPUs it withholds.
-    Parallel,
-}
-
-impl At {
-    fn of(word: &str) -> Option<At> {
-        match word {
-            "peak" => Some(At::Peak),
-            "deepest" => Some(At::Deepest),
-            "qd1" => Some(At::Qd1),
-            "large" => Some(At::Large),
-            "buffered" => Some(At::Buffered),
-            "parallel" => Some(At::Parallel),
-            _ => None,
-        }
-    }
-}
-
-/// One lever of the table.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Lever {
-    pub id: String,
-    /// What a trial of it records ([`Unit::kind`]).
-    pub kind: Kind,
-    /// Its kind's unit ([`kind::KINDS`]).
-    pub unit: Unit,
-    /// Queue levers: the file under `/sys/block/DEV/queue/`.
-    pub attr: Option<String>,
-    pub what: String,
-    /// How its candidate values follow from the current one
-    /// (`lever_values`: one form each).
-    pub values: Option<Values>,
-    pub when: Vec<Cond>,
-    pub causes: Vec<Cause>,
-    pub lifts: Vec<Cause>,
-    pub rules: Vec<String>,
-    pub at: At,
-    pub measure: Metric,
-    pub undo: String,
-    pub permanent: Option<String>,
 }
 
 impl Lever {
-    /// Whether it raises a cap ([`crate::lever_values::Form`]'s
-    /// `raises_cap`): a request queue's size, a request's, a group's limit.
-    pub fn raises_cap(&self) -> bool {
-        self.values.as_ref().is_some_and(|v| v.raises_cap())
-    }
-
-    /// The limit of the study's groups it lifts on its own, if it does.
-    pub fn lift(&self) -> Option<GroupLimit> {
-        self.values.as_ref()?.limit()
-    }
-
-    /// What it lifts of the study's groups: its limit alone, the others
-    /// kept, as the inventory shows them (every limit at once for a lever
-    /// that lifts no one limit).
-    pub fn lifted(&self, limits: Option<&Inventory>) -> Lift {
-        match self.lift() {
-            Some(g) => group_limits::lift(g, limits),
-            None => Lift::all(),
-        }
-    }
-
     /// How the study makes candidate `c`: for a cgroup lever, `lift`
     /// ([`Lever::lifted`]).
     pub fn apply(&self, c: &Candidate, lift: &Lift) -> Apply {
@@ -224,19 +108,6 @@ impl Lever {
     pub fn ops(&self) -> &'static dyn LeverKind {
         self.unit.ops()
     }
-}
-
-/// How the study makes a lever's candidate, what it executes: nothing
-/// outside the diagnosis reads a lever's kind of values to know.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Apply {
-    /// `value` written to `queue/ATTR` of each of the target's disks.
-    Queue { attr: String, value: String },
-    /// The runs from a control group of ssdready's own, these limits of
-    /// the study's groups lifted.
-    Escape(Lift),
-    /// The job's own options; nothing of the host changes.
-    Options(Vec<(String, String)>),
 }
 
 /// A set's changes as the study makes them, in the one order of their
@@ -262,13 +133,6 @@ pub fn together(parts: Vec<(&Lever, Apply)>) -> Vec<(Vec<String>, Apply)> {
     }
     out.extend(escape.map(|(ids, lift)| (ids, Apply::Escape(lift))));
     out
-}
-
-impl Apply {
-    /// Whether it moves the study's process to a group of its own.
-    pub fn moves_process(&self) -> bool {
-        matches!(self, Apply::Escape(_))
-    }
 }
 
 fn err(line: usize, msg: String) -> RuleError {
@@ -300,8 +164,8 @@ fn values_of(text: &str, line: usize) -> Result<Values, RuleError> {
 fn set_key(l: &mut Lever, key: &str, rest: &str, line: usize) -> Result<(), RuleError> {
     match key {
         "kind" => {
-            l.unit = kind::by_word(rest).ok_or_else(|| {
-                err(line, format!("kind '{rest}' (allowed: {})", kind::words()))
+            l.unit = by_word(rest).ok_or_else(|| {
+                err(line, format!("kind '{rest}' (allowed: {})", words()))
             })?;
             l.kind = l.unit.kind();
         }
@@ -430,6 +294,20 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
 /// file's value, the study's group, or what the job ran with.
 pub fn replaced(l: &Lever, cx: &Context, p: &Point) -> String {
     l.ops().replaced(l, cx, p)
+}
+
+/// Why `l`'s limit cannot bind at point `p`, where the facts say so
+/// (None: it can, or nothing tells): its kind's
+/// ([`LeverKind::cannot_bind`]; a queue file's own bound is the queue
+/// kind's, a group limit's is [`binding`]'s).
+pub fn cannot_bind(l: &Lever, cx: &Context, p: &Point) -> Option<String> {
+    l.ops().cannot_bind(l, cx, p)
+}
+
+/// The estimate of a lever's candidate at point `p`, where a measurement
+/// says what it can buy: its kind's ([`LeverKind::estimate`]).
+pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
+    l.ops().estimate(l, cx, p, c)
 }
 
 /// Why a lever has nothing to try at point `p`, in words.

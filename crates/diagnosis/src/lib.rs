@@ -35,7 +35,10 @@
 //!    [`applications`] and [`fleet`] judged by their own;
 //! 7. what to change, measured: [`levers`] (`data/levers.table`; each
 //!    form of a lever's values one file of `lever_values`, over what a
-//!    lever is weighed on, `lever_context`),
+//!    lever is weighed on, `lever_context`; the lever and what the trials
+//!    record as plain data, [`levers::lever`] and [`trials::record`], below
+//!    the kinds' units, and the units below the table of kinds and the
+//!    trials' algorithms),
 //!    the study's cgroup limits, each lifted on its own
 //!    (`ssdready_measured::group_limits`), [`levers::binding`] (where each lever's limit binds), [`trials`],
 //!    [`trials::plan`], [`levers::permanent`] (how a lifted limit is made to last),

@@ -2,7 +2,7 @@
 //! verdict, the ranking, a contradiction, the untested reasons, the text.
 
 use super::*;
-use crate::levers::{shipped, Context};
+use crate::levers::{shipped, Context, Kind, Point};
 use crate::limit::Cause;
 use crate::trials::plan::{pairs_that_fit, plan, Consent};
 

@@ -19,7 +19,6 @@
 
 use crate::job;
 use ssdready_core::options::Section;
-use ssdready_diagnosis::levers::binding;
 use ssdready_diagnosis::levers::{self, Candidate, Context, Lever, Point};
 use ssdready_diagnosis::trials::plan::{self as trials_plan, Consent};
 use ssdready_diagnosis::trials::{Reason, Untested};
@@ -204,7 +203,7 @@ fn assess(l: &Lever, cx: &Context, p: &Point) -> Result<Candidate, (Reason, Stri
     if let Some(why) = l.ops().idle_for_job(l, p) {
         return Err((Reason::CannotBind, why));
     }
-    if let Some(why) = binding::cannot_bind(l, cx, p) {
+    if let Some(why) = levers::cannot_bind(l, cx, p) {
         return Err((
             Reason::CannotBind,
             format!("its limit cannot bind for this job: {why}"),

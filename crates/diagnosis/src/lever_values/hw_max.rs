@@ -2,7 +2,7 @@
 //! (`max_hw_sectors_kb`), where the block layer builds smaller ones.
 
 use super::form::{not_above, Form, Gain, Now};
-use crate::lever_context::Candidate;
+use crate::lever_context::{Candidate, HW_MAX};
 use std::sync::Arc;
 
 /// How the table writes it.
@@ -36,7 +36,7 @@ impl Form for HwMax {
         }
         now.cx
             .queue
-            .get(crate::levers::kind_queue::HW_MAX)
+            .get(HW_MAX)
             .map(|h| Candidate::of(h.trim()))
             .into_iter()
             .collect()

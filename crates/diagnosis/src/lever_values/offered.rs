@@ -3,7 +3,7 @@
 //! (`none [mq-deadline] kyber`).
 
 use super::form::{same_value, Form, Gain, Now};
-use crate::lever_context::Candidate;
+use crate::lever_context::{Candidate, SCHEDULER};
 use ssdready_measured::limits::parse::schedulers;
 use std::sync::Arc;
 
@@ -36,12 +36,7 @@ impl Form for Offered {
         let Some(active) = now.value else {
             return Vec::new();
         };
-        let (_, offered) = schedulers(
-            now.cx
-                .queue
-                .get(crate::levers::kind_queue::SCHEDULER)
-                .map_or("", |s| s),
-        );
+        let (_, offered) = schedulers(now.cx.queue.get(SCHEDULER).map_or("", |s| s));
         let mut v: Vec<String> = offered.into_iter().filter(|s| s != active).collect();
         v.sort_by_key(|s| s != "none");
         v.into_iter().map(Candidate::of).collect()

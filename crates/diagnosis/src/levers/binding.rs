@@ -5,7 +5,7 @@
 //! it, `max_sectors_kb` what a read larger than its requests pays, and
 //! read-ahead what buffered sequential reads wait for. Each lever is tried
 //! at a point where its limit can bind (`at` in the levers table); before
-//! its trial [`cannot_bind`] says why it could not at the point resolved
+//! its trial [`crate::levers::cannot_bind`] says why it could not at the point resolved
 //! (the study then does not try it, and says so), and after it
 //! [`did_not_bind`] says why the turns' baseline shows it did not (a
 //! throttle whose baseline ran well below its rate: something else held
@@ -19,22 +19,16 @@
 //! front of it, and the study tries it behind the change that lifts that
 //! one, the two measured together against the baseline.
 
-use crate::levers::{Context, Lever, Point};
-use crate::trials::Trial;
+use super::lever::Lever;
+use super::permanent;
+use crate::lever_context::{Context, Point};
+use crate::trials::record::{Measured, Trial};
 use ssdready_measured::group_limits::{self, GroupLimit};
 use ssdready_measured::limits::{Inventory, IoLimitKind};
 
 /// A throttle whose trial's baseline ran below this share of its rate did
 /// not bind at the trial's point (the throttle finding's own bound).
 pub const THROTTLE_BOUND: f64 = 0.8;
-
-/// Why `l`'s limit cannot bind at point `p`, where the facts say so
-/// (None: it can, or nothing tells): its kind's
-/// ([`crate::levers::LeverKind::cannot_bind`]; a queue file's own bound
-/// is the queue kind's, a group limit's is here).
-pub fn cannot_bind(l: &Lever, cx: &Context, p: &Point) -> Option<String> {
-    l.ops().cannot_bind(l, cx, p)
-}
 
 /// Whether the point's I/O is reads, and writes.
 fn directions(rw: &str) -> (bool, bool) {
@@ -182,16 +176,15 @@ pub fn after_turns(trial: &mut Trial, l: &Lever, cx: &Context) {
         return;
     };
     let n = trial.turns.len().max(1) as f64;
-    let mean = |f: &dyn Fn(&crate::trials::Measured) -> f64| {
-        trial.turns.iter().map(|t| f(&t.change)).sum::<f64>() / n
-    };
-    let reached = crate::levers::permanent::Reached {
+    let mean =
+        |f: &dyn Fn(&Measured) -> f64| trial.turns.iter().map(|t| f(&t.change)).sum::<f64>() / n;
+    let reached = permanent::Reached {
         iops: mean(&|m| m.iops),
         bw_bytes_per_s: mean(&|m| m.bw_bytes_per_s),
         threads: trial.point.threads,
     };
     let reached = (!trial.turns.is_empty()).then_some(&reached);
-    let lines = crate::levers::permanent::lines(g, inv, reached);
+    let lines = permanent::lines(g, inv, reached);
     if !lines.is_empty() {
         trial.permanent = lines.join("\n");
     }

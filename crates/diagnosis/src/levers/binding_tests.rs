@@ -2,7 +2,7 @@
 //! limit can bind at the point resolved, before and after the turns.
 
 use super::*;
-use crate::levers::{shipped, At};
+use crate::levers::{cannot_bind, shipped, At};
 use crate::trials::{Measured, Turn};
 use ssdready_measured::group_limits::fixtures::{v1_cpuset, v1_plant, v2_service};
 

@@ -27,8 +27,9 @@
 //! A lever none of these applies to has no estimate: it ranks after the
 //! large ones and is never called large.
 
+use super::lever::{Lever, SPLIT_AT_LEAST};
+use crate::lever_context::{Candidate, Context, Point};
 use crate::lever_values::Gain;
-use crate::levers::{Candidate, Context, Lever, Point};
 use crate::limit::Cause;
 use serde::{Deserialize, Serialize};
 
@@ -68,12 +69,6 @@ impl Estimate {
     }
 }
 
-/// The estimate of a lever's candidate at point `p`, where a measurement
-/// says what it can buy: its kind's ([`crate::levers::LeverKind::estimate`]).
-pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-    l.ops().estimate(l, cx, p, c)
-}
-
 /// The estimate its form of values reads (the gain it names), where one
 /// does.
 pub fn of_values(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
@@ -91,7 +86,7 @@ pub fn of_values(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Es
 
 fn split(cx: &Context) -> Option<Estimate> {
     let n = cx.large_read_split?;
-    (n >= crate::levers::SPLIT_AT_LEAST).then_some(())?;
+    (n >= SPLIT_AT_LEAST).then_some(())?;
     Estimate::new(
         10.0 * (n - 1.0),
         format!("a large read split into {n:.0} requests"),
@@ -221,7 +216,7 @@ pub(crate) fn waited(cx: &Context) -> Option<Estimate> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::levers::shipped;
+    use crate::levers::{estimate, shipped};
 
     /// A measured figure, as the facts hold it.
     fn fact_of(n: f64) -> crate::facts::Fact {

@@ -4,16 +4,18 @@
 //! change the study makes and undoes, how a user makes it last and where
 //! it stands in a set of changes — behind one interface ([`LeverKind`]),
 //! one file per kind (`kind_queue`, `kind_cgroup`, `kind_application`,
-//! `kind_priority`), listed in one table ([`KINDS`]). Pure: the study
-//! reads the host and hands it in ([`Context`]), and makes the typed
-//! change ([`Apply`]) through the `tune` crate.
+//! `kind_priority`), listed in one table (`crate::levers::KINDS`). Pure:
+//! the study reads the host and hands it in ([`Context`]), and makes the
+//! typed change ([`Apply`]) through the `tune` crate. A unit knows the
+//! lever and the trials as plain data (`lever`, `crate::trials::record`)
+//! and nothing above them: what it needs of the table or of a
+//! configuration is handed in ([`Lasting`]).
 
-use super::{Apply, Candidate, Context, Kind, Lever, Point};
-use crate::levers::estimate::Estimate;
+use super::estimate::Estimate;
+use super::lever::{Apply, Consent, Lever};
+use crate::lever_context::{Candidate, Context, Point};
 use crate::limit::Cause;
-use crate::trials::combination::Combination;
-use crate::trials::plan::Consent;
-use crate::trials::Reason;
+use crate::trials::record::{Gain, Member, Reason};
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::limits::Inventory;
 
@@ -78,7 +80,7 @@ pub trait LeverKind: Sync {
 
     /// What candidate `c` may buy at `p`, where a measurement says.
     fn estimate(&self, l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-        crate::levers::estimate::of_values(l, cx, p, c)
+        super::estimate::of_values(l, cx, p, c)
     }
 
     /// The typed change that makes candidate `c` (for a group limit,
@@ -99,59 +101,27 @@ pub trait LeverKind: Sync {
         None
     }
 
-    /// That file's text for the configuration `c`, after `head`, from the
-    /// inventory of the study's limits where it was read.
-    fn lasting_text(&self, _c: &Combination, _head: &str, _limits: Option<&Inventory>) -> String {
+    /// That file's text for a configuration, from what [`Lasting`] hands
+    /// in.
+    fn lasting_text(&self, _f: &Lasting) -> String {
         String::new()
     }
 }
 
-/// Every kind: its word in the table, the kind a trial records, and its
-/// unit. A lever of `priority` is recorded as the application's own
-/// choice, as it always was.
-pub const KINDS: [(Kind, &dyn LeverKind); 4] = [
-    (Kind::Queue, &super::kind_queue::QUEUE),
-    (Kind::Cgroup, &super::kind_cgroup::CGROUP),
-    (Kind::Application, &super::kind_application::APPLICATION),
-    (Kind::Application, &super::kind_priority::PRIORITY),
-];
-
-/// A lever's unit: its place in [`KINDS`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unit(usize);
-
-impl Default for Unit {
-    /// The application's own options, as [`Kind`]'s default.
-    fn default() -> Unit {
-        of_kind(Kind::default()).0
-    }
-}
-
-impl Unit {
-    /// Its unit.
-    pub fn ops(self) -> &'static dyn LeverKind {
-        KINDS[self.0].1
-    }
-
-    /// The kind a trial of it records.
-    pub fn kind(self) -> Kind {
-        KINDS[self.0].0
-    }
-}
-
-/// The kind the table names by `word`.
-pub fn by_word(word: &str) -> Option<Unit> {
-    KINDS.iter().position(|k| k.1.word() == word).map(Unit)
-}
-
-/// The words the table allows.
-pub fn words() -> String {
-    KINDS.map(|k| k.1.word()).join(", ")
-}
-
-/// The first unit that records `kind`: what a recorded trial of that
-/// kind is made and ordered by.
-pub fn of_kind(kind: Kind) -> (Unit, &'static dyn LeverKind) {
-    let i = KINDS.iter().position(|k| k.0 == kind).unwrap_or(0);
-    (Unit(i), KINDS[i].1)
+/// What a kind's file that makes a configuration last is written from
+/// ([`LeverKind::lasting_text`]), handed in by the files' writer
+/// (`crate::trials::files`).
+pub struct Lasting<'a> {
+    /// The file's header: the study's date, the changes and what they
+    /// bought.
+    pub head: &'a str,
+    /// The configuration's kept changes that this file makes last (those
+    /// of the kinds whose file it is), in the order applied.
+    pub members: Vec<&'a Member>,
+    /// The kept configuration's gain on what it is judged on.
+    pub gain: Option<&'a Gain>,
+    /// The levers table the changes were made from.
+    pub levers: &'a [Lever],
+    /// The inventory of the study's limits, where it was read.
+    pub limits: Option<&'a Inventory>,
 }

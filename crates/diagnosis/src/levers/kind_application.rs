@@ -5,9 +5,9 @@
 //! its options and needs no undo; a user makes it last in the job.
 
 use super::kind::{LeverKind, NotTried};
-use super::{Apply, Candidate, Context, Lever, Point};
+use super::lever::{Apply, Consent, Lever};
+use crate::lever_context::{Candidate, Context, Point};
 use crate::limit::Cause;
-use crate::trials::plan::Consent;
 use ssdready_measured::group_limits::Lift;
 
 /// The application kind's unit.

@@ -11,16 +11,18 @@
 //! where it was not read; where no unit owns the group, the cgroupfs
 //! writes instead).
 
-use super::kind::{LeverKind, NotTried};
-use super::{Apply, Candidate, Context, Lever, Point};
-use crate::levers::permanent;
+use super::kind::{Lasting, LeverKind, NotTried};
+use super::lever::{Apply, Consent, Lever};
+use super::{binding, permanent};
+use crate::lever_context::{Candidate, Context, Point};
 use crate::limit::Cause;
-use crate::trials::combination::Combination;
-use crate::trials::files::{kept, SYSTEMD};
-use crate::trials::plan::Consent;
-use crate::trials::Reason;
+use crate::trials::record::{Member, Reason};
 use ssdready_measured::group_limits::{self, GroupLimit, Lift};
 use ssdready_measured::limits::{CgroupVersion, Inventory, WeightKind};
+
+/// The systemd drop-in of the control group's properties: the file that
+/// makes this kind's changes last.
+pub const SYSTEMD: &str = "ssdready.conf";
 
 /// The cgroup kind's unit.
 pub struct Cgroup;
@@ -65,9 +67,9 @@ impl LeverKind for Cgroup {
     fn cannot_bind(&self, l: &Lever, cx: &Context, p: &Point) -> Option<String> {
         let g = l.lift()?;
         let inv = cx.limits.as_ref()?;
-        match crate::levers::binding::hidden_by(l, cx, p) {
+        match binding::hidden_by(l, cx, p) {
             Some(_) => None,
-            None => crate::levers::binding::group_cannot_bind(g, inv, p),
+            None => binding::group_cannot_bind(g, inv, p),
         }
     }
 
@@ -87,8 +89,8 @@ impl LeverKind for Cgroup {
         Some(SYSTEMD)
     }
 
-    fn lasting_text(&self, c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
-        systemd(c, head, limits)
+    fn lasting_text(&self, f: &Lasting) -> String {
+        systemd(f)
     }
 }
 
@@ -125,12 +127,11 @@ fn study_unit(inv: &Inventory) -> Option<(String, &'static str)> {
 }
 
 /// The limits of the set's cgroup members (each lever lifts one, as the
-/// shipped table says; a lever of no single limit, all of them).
-fn lifted(c: &Combination) -> Vec<GroupLimit> {
-    let table = crate::levers::shipped();
+/// table says; a lever of no single limit, all of them).
+fn lifted(members: &[&Member], table: &[Lever]) -> Vec<GroupLimit> {
     let limit = |id: &str| table.iter().find(|l| l.id == id)?.lift();
     let mut out: Vec<GroupLimit> = Vec::new();
-    for m in kept(c).into_iter().filter(|m| m.kind.ops().lifts_group()) {
+    for m in members {
         match limit(&m.lever) {
             Some(g) => out.push(g),
             None => out.extend(GroupLimit::ALL),
@@ -212,8 +213,9 @@ fn limit_lines(inv: &Inventory, lift: &[GroupLimit]) -> Vec<(String, String, Str
 
 /// The drop-in: each limit that held the study lifted (an empty value is
 /// no limit), for the unit that set it where its group names one.
-fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
-    let lift = lifted(c);
+fn systemd(f: &Lasting) -> String {
+    let (head, limits) = (f.head, f.limits);
+    let lift = lifted(&f.members, f.levers);
     let lines = limits.map_or_else(Vec::new, |i| limit_lines(i, &lift));
     let unit = limits
         .and_then(study_unit)
@@ -230,7 +232,7 @@ fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
          #   systemctl edit {name}   (and paste what follows), or\n\
          #   mkdir -p /etc/systemd/system/{name}.d && cp {SYSTEMD} /etc/systemd/system/{name}.d/ && systemctl daemon-reload\n\
          # An empty value is no limit; or raise it to what the configuration reached{}.\n",
-        c.kept_gain()
+        f.gain
             .map_or(String::new(), |g| format!(" ({:.0} {})", g.change, g.metric.label()))
     );
     if unit.is_none() {

@@ -4,12 +4,12 @@
 //! what it may buy is the time the I/O's threads waited for a CPU that
 //! other work held.
 
+use super::estimate::{self, Estimate};
 use super::kind::{LeverKind, NotTried};
 use super::kind_application::APPLICATION;
-use super::{Apply, Candidate, Context, Lever, Point};
-use crate::levers::estimate::Estimate;
+use super::lever::{Apply, Consent, Lever};
+use crate::lever_context::{Candidate, Context, Point};
 use crate::limit::Cause;
-use crate::trials::plan::Consent;
 use ssdready_measured::group_limits::Lift;
 
 /// The priority and placement kind's unit.
@@ -32,8 +32,7 @@ impl LeverKind for Priority {
     }
 
     fn estimate(&self, l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-        crate::levers::estimate::of_values(l, cx, p, c)
-            .or_else(|| crate::levers::estimate::waited(cx))
+        estimate::of_values(l, cx, p, c).or_else(|| estimate::waited(cx))
     }
 
     fn change(&self, l: &Lever, c: &Candidate, lift: &Lift) -> Apply {

@@ -11,28 +11,18 @@
 //! A row with another `attr` is tried and put back as it is, through
 //! that file alone.
 
-use super::kind::{LeverKind, NotTried};
-use super::{Apply, Candidate, Context, Lever, Point};
+use super::kind::{Lasting, LeverKind, NotTried};
+use super::lever::{Apply, Consent, Lever};
+use crate::lever_context::{Candidate, Context, Point, POLL};
 use crate::limit::Cause;
-use crate::trials::combination::{Combination, Member};
-use crate::trials::files::{kept, UDEV};
-use crate::trials::plan::Consent;
-use crate::trials::Reason;
+use crate::trials::record::{Member, Reason};
 use ssdready_measured::group_limits::Lift;
-use ssdready_measured::limits::Inventory;
 
-/// The queue file of the I/O scheduler: switching it resets
-/// `nr_requests` and the other settings it owns.
-pub const SCHEDULER: &str = "scheduler";
-/// The queue file of the requests queued per hardware queue.
-pub const NR_REQUESTS: &str = "nr_requests";
-/// The queue file of the largest request the device takes (`hw-max`).
-pub const HW_MAX: &str = "max_hw_sectors_kb";
-/// The queue files the study reads beside the levers' own: the largest
-/// request the device takes and whether it has poll queues.
-pub const READ_ALSO: [&str; 2] = [HW_MAX, POLL];
-/// Whether the device has poll queues (1: it has).
-const POLL: &str = "io_poll";
+pub use crate::lever_context::{HW_MAX, NR_REQUESTS, READ_ALSO, SCHEDULER};
+
+/// The udev rules of the queue settings: the file that makes this kind's
+/// changes last.
+pub const UDEV: &str = "99-ssdready.rules";
 
 /// The queue kind's unit.
 pub struct Queue;
@@ -164,11 +154,8 @@ impl LeverKind for Queue {
     }
 
     /// The rule lines: per queue setting (the scheduler first), per device.
-    fn lasting_text(&self, c: &Combination, head: &str, _limits: Option<&Inventory>) -> String {
-        let mut queue: Vec<&Member> = kept(c)
-            .into_iter()
-            .filter(|m| m.kind.ops().on_queue())
-            .collect();
+    fn lasting_text(&self, f: &Lasting) -> String {
+        let (head, mut queue) = (f.head, f.members.clone());
         format!(
             "{head}# The device queue settings of this configuration. To apply them:\n\
              #   cp {UDEV} /etc/udev/rules.d/ && udevadm control --reload && udevadm trigger --action=change --subsystem-match=block\n{}",

@@ -24,8 +24,8 @@ use super::{classify_points, Cause, Saturation};
 use crate::fact_names::{Fact, Value};
 use crate::figures::curve::curve_of;
 use crate::figures::{DeviceLimit, Figures};
-use crate::levers::estimate::{estimate, Estimate};
-use crate::levers::{candidates, Context, Lever, Point};
+use crate::levers::estimate::Estimate;
+use crate::levers::{candidates, estimate, Context, Lever, Point};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
@@ -106,7 +106,7 @@ fn nothing_bought(more: &[&RunRecord], mine: u32, own: f64) -> String {
 }
 
 /// What lifting the cause that holds the job may buy, by the device
-/// study's estimates ([`crate::levers::estimate`]): the largest that any lever
+/// study's estimates ([`mod@crate::levers::estimate`]): the largest that any lever
 /// named for the cause gives at the job's point `p`, read from the job's
 /// own runs (its depths' rates, the device's requests held, the threads'
 /// wait for a CPU) in the context `cx` (the device's queue as read, the

@@ -1,8 +1,9 @@
 //! The configuration to deploy: every change that helped beyond the noise
 //! in its own trial ([`crate::trials`]), applied together and measured as
 //! a whole, in turns against the baseline like each single change, with
-//! the same number of pairs. This module is the model and its judgement,
-//! purely; the running is `ssdready-study`'s (`trials`), the files that
+//! the same number of pairs. This module is its judgement, purely (the
+//! model, as data, is [`crate::trials::record`], re-exported here); the
+//! running is `ssdready-study`'s (`trials`), the files that
 //! make the configuration last are [`crate::trials::files`]; its lines in
 //! the terminal, [`crate::trials::text::combination_lines`].
 //!
@@ -35,136 +36,13 @@
 //! change as its trial measured it, and nothing more is run; with none,
 //! there is no configuration.
 
-use crate::levers::{Kind, Metric, Point};
-use crate::trials::{self, Gain, Outcome, Trial, Turn};
-use serde::{Deserialize, Serialize};
+use crate::levers::{Kind, Metric};
+use crate::trials::{self, Gain, Outcome, Trial};
+
+pub use crate::trials::record::{Combination, LeftOut, Member, Set};
 
 /// Sets the search measures beyond the whole one, at most.
 pub const MAX_SUBSETS: usize = 2;
-
-/// The `combination` of the study's `trials` section.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Combination {
-    /// The point every set ran at (the best single change's), in words
-    /// and as the runs' workload.
-    pub at: String,
-    pub point: Point,
-    /// What the sets are judged on: what the best single change is.
-    pub measure: Metric,
-    /// Every change in the whole set, the best single change first.
-    pub changes: Vec<Member>,
-    /// Every set measured together: the whole set first, then each
-    /// subset the search measured.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sets: Vec<Set>,
-    /// The configuration to deploy: the set kept, or the best single
-    /// change alone as its own trial measured it (`single`).
-    pub kept: Set,
-    /// The kept set bought more than the best single change, beyond the
-    /// noise (its gain less twice its spread above the single's gain).
-    pub beats_best: bool,
-    /// Changes that helped alone but are in no set, each with why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub left_out: Vec<LeftOut>,
-    /// Why the whole set was not measured (no time left, stopped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_measured: Option<String>,
-    /// What the measurement says of the set, in words.
-    pub words: String,
-}
-
-/// One change of the set, as its own trial made it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Member {
-    pub lever: String,
-    pub kind: Kind,
-    /// `scheduler mq-deadline → none` ([`Trial::change`]).
-    pub change: String,
-    /// Queue levers: the file under `/sys/block/DEV/queue/`, and the
-    /// devices it is set on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attr: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<String>,
-    /// The value it sets.
-    pub value: String,
-    /// Application levers: the job's options it sets.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<(String, String)>,
-    /// How it lasts alone ([`Trial::permanent`]).
-    pub permanent: String,
-    /// Its own trial's gain on what it was judged on, and where.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alone: Option<Gain>,
-    pub alone_at: String,
-    /// A limit of the host that bought nothing alone, tried behind the
-    /// changes that helped: a limit that binds only once another is
-    /// lifted ([`behind`]). A set with it is kept only where it bought
-    /// more than the best single change beyond the noise.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub behind: bool,
-}
-
-/// A set of changes measured together in turns against the baseline.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Set {
-    /// The changes' levers, in the order applied.
-    pub levers: Vec<String>,
-    /// Not measured together: the best single change's own trial.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub single: bool,
-    pub turns: Vec<Turn>,
-    /// Each metric's gain over the turns, as a trial's.
-    pub gains: Vec<Gain>,
-    pub outcome: Outcome,
-    /// The runs' command lines.
-    pub baseline_options: Vec<String>,
-    pub change_options: Vec<String>,
-    /// Why it stopped before its turns were done, or failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// A change that helped alone and is in no set.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LeftOut {
-    pub lever: String,
-    pub change: String,
-    pub why: String,
-}
-
-impl Set {
-    /// A trial as a set of one change (`single`).
-    pub fn of_trial(t: &Trial) -> Set {
-        Set {
-            levers: vec![t.lever.clone()],
-            single: true,
-            turns: t.turns.clone(),
-            gains: t.gains.clone(),
-            outcome: t.outcome,
-            baseline_options: t.baseline_options.clone(),
-            change_options: t.change_options.clone(),
-            error: t.error.clone(),
-        }
-    }
-
-    /// What its outcome says, judged on `measure`, in a trial's words
-    /// ([`trials::noise_words`]).
-    pub fn outcome_words(&self, measure: Metric) -> &'static str {
-        let t = Trial {
-            measure,
-            gains: self.gains.clone(),
-            outcome: self.outcome,
-            ..Default::default()
-        };
-        trials::noise_words(&t)
-    }
-
-    /// The gain on `m`.
-    pub fn gain(&self, m: Metric) -> Option<&Gain> {
-        self.gains.iter().find(|g| g.metric == m)
-    }
-}
 
 /// Fill a set's gains and outcome from its turns, judged on `measure` as
 /// a trial is ([`trials::judge_trial`]).
@@ -337,27 +215,9 @@ pub fn beats(s: &Set, best: &Gain) -> bool {
     }
 }
 
+// The configuration's model is `record`'s; whether a set may be kept is
+// its judgement, here.
 impl Combination {
-    /// The best single change's gain (its member's own trial).
-    pub fn best_gain(&self) -> Option<&Gain> {
-        self.changes.first().and_then(|m| m.alone.as_ref())
-    }
-
-    /// The members of a set, in the order applied.
-    pub fn members_of<'a>(&'a self, s: &'a Set) -> impl Iterator<Item = &'a Member> + 'a {
-        s.levers
-            .iter()
-            .filter_map(|l| self.changes.iter().find(|m| &m.lever == l))
-    }
-
-    /// The kept configuration's changes in words, `A + B`.
-    pub fn kept_words(&self) -> String {
-        self.members_of(&self.kept)
-            .map(|m| m.change.as_str())
-            .collect::<Vec<_>>()
-            .join(" + ")
-    }
-
     /// Whether set `s` may be the configuration against the best single
     /// change's gain `best`: it bought at least that; and where it holds a
     /// limit that bought nothing alone ([`Member::behind`]), more than
@@ -365,11 +225,6 @@ impl Combination {
     pub fn keepable(&self, s: &Set, best: &Gain) -> bool {
         let behind = self.members_of(s).any(|m| m.behind);
         !less_than(s, best) && (!behind || beats(s, best))
-    }
-
-    /// The kept configuration's gain on what it is judged on.
-    pub fn kept_gain(&self) -> Option<&Gain> {
-        self.kept.gain(self.measure)
     }
 }
 

@@ -45,6 +45,16 @@ fn app(lever: &str, change: &str) -> Member {
     }
 }
 
+/// Lever `lever` lifting the `limit` of the study's groups.
+fn cgroup(lever: &str, limit: &str) -> Member {
+    Member {
+        lever: lever.into(),
+        kind: Kind::Cgroup,
+        change: format!("{lever} in the study's group → without the {limit}"),
+        ..Default::default()
+    }
+}
+
 const CHANGED: &[&str] = &[
     "--quiet",
     "--name=m",
@@ -149,17 +159,10 @@ fn the_job_is_the_configurations_run_with_the_applications_choices() {
     assert!(body[..at].iter().all(|l| !l.starts_with("filename=")));
 }
 
-#[test]
-fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
-    let cgroup = Member {
-        lever: "io-throttle".into(),
-        kind: Kind::Cgroup,
-        change: "io-throttle in the study's group → without the I/O throttle".into(),
-        ..Default::default()
-    };
-    let c = configuration(vec![cgroup], &["io-throttle"]);
-    assert_eq!(names(&c), [SYSTEMD, FIO]);
-    let inv = Inventory {
+/// A read throttle and a CPU quota set on `db.service`, the study's
+/// group.
+fn held_by_db() -> Inventory {
+    Inventory {
         io_throttles: vec![IoThrottle {
             version: CgroupVersion::V2,
             cgroup: "/system.slice/db.service".into(),
@@ -191,7 +194,17 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
         devices: Vec::new(),
         hypervisor: None,
         unread: Vec::new(),
-    };
+    }
+}
+
+#[test]
+fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
+    let c = configuration(
+        vec![cgroup("io-throttle", "I/O throttle")],
+        &["io-throttle"],
+    );
+    assert_eq!(names(&c), [SYSTEMD, FIO]);
+    let inv = held_by_db();
     let text = &files(&c, "2026-11-26", Some(&inv))[0].text;
     assert!(text.starts_with("# ssdready study 2026-11-26: io-throttle"));
     assert!(text.contains("systemctl edit db.service"), "{text}");
@@ -202,6 +215,33 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
     let text = &files(&c, "2026-11-26", None)[0].text;
     assert!(text.contains("# Fill in: UNIT"), "{text}");
     assert!(text.contains("IOReadIOPSMax=\n") && text.contains("CPUQuota=\n"));
+}
+
+#[test]
+fn each_kinds_file_makes_its_own_changes_last_alone() {
+    let c = configuration(
+        vec![
+            queue("scheduler", "scheduler", "none", &["loop7"]),
+            cgroup("io-throttle", "I/O throttle"),
+            app("registered", "registered x → y"),
+        ],
+        &["scheduler", "io-throttle", "registered"],
+    );
+    assert_eq!(names(&c), [UDEV, SYSTEMD, FIO]);
+    let f = files(&c, "2026-11-26", Some(&held_by_db()));
+    let body = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        body(&f[0].text),
+        [r#"ACTION=="add|change", KERNEL=="loop7", ATTR{queue/scheduler}="none""#]
+    );
+    // The scheduler lifts no limit of the study's groups: the quota kept
+    // is not the drop-in's to lift.
+    assert_eq!(body(&f[1].text), ["[Service]", "IOReadIOPSMax="]);
 }
 
 #[test]
@@ -243,13 +283,7 @@ fn the_unit_that_owns_a_group_is_its_deepest_units_component() {
 #[test]
 fn the_drop_in_names_the_unit_of_the_studys_group_or_carries_the_cgroupfs_writes() {
     use ssdready_measured::limits::{CgroupPath, CpuQuota, UsableCpus};
-    let cgroup = Member {
-        lever: "cpu-quota".into(),
-        kind: Kind::Cgroup,
-        change: "cpu-quota in the study's group → without the CPU quota".into(),
-        ..Default::default()
-    };
-    let c = configuration(vec![cgroup], &["cpu-quota"]);
+    let c = configuration(vec![cgroup("cpu-quota", "CPU quota")], &["cpu-quota"]);
     let group = |path: &str| CgroupPath {
         version: CgroupVersion::V2,
         controllers: vec!["cpu".into()],

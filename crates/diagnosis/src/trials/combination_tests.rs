@@ -6,7 +6,7 @@
 use super::*;
 use crate::trials::section::Section;
 use crate::trials::text::combination_lines as lines;
-use crate::trials::{judge_trial, Measured};
+use crate::trials::{judge_trial, Measured, Turn};
 
 fn run(iops: f64) -> Measured {
     Measured {

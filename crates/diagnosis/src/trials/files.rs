@@ -10,20 +10,19 @@
 //! configuration was measured with, the application's own choices in it.
 //! Each starts with the same header: the study's date, the changes, what
 //! they bought as measured, and how to apply the file. The rules and the
-//! drop-in are their kinds' (`levers::kind_queue`, `levers::kind_cgroup`:
-//! [`LeverKind::lasting`]); here, the header and the job.
+//! drop-in, and their names, are their kinds' (`levers::kind_queue`,
+//! `levers::kind_cgroup`: [`LeverKind::lasting`]), written from what this
+//! file hands them ([`Lasting`]); here, the header and the job.
 
+use crate::levers::kind::Lasting;
 use crate::levers::{self, LeverKind};
-use crate::trials::combination::{Combination, Member};
 use crate::trials::fmt_gain;
+use crate::trials::record::{Combination, Member};
 use ssdready_measured::limits::Inventory;
 
-pub use crate::levers::kind_cgroup::owning_unit;
+pub use crate::levers::kind_cgroup::{owning_unit, SYSTEMD};
+pub use crate::levers::kind_queue::UDEV;
 
-/// The udev rules of the queue settings.
-pub const UDEV: &str = "99-ssdready.rules";
-/// The systemd drop-in of the control group's properties.
-pub const SYSTEMD: &str = "ssdready.conf";
 /// The fio job of the application's own choices.
 pub const FIO: &str = "job.fio";
 
@@ -35,7 +34,7 @@ pub struct File {
 }
 
 /// The members of the set kept.
-pub(crate) fn kept(c: &Combination) -> Vec<&Member> {
+fn kept(c: &Combination) -> Vec<&Member> {
     c.members_of(&c.kept).collect()
 }
 
@@ -75,15 +74,31 @@ pub fn date_of(unix_ms: u64) -> String {
 /// the inventory of the study's limits where it was read.
 pub fn files(c: &Combination, date: &str, limits: Option<&Inventory>) -> Vec<File> {
     let head = header(c, date);
+    let table = levers::shipped();
     names(c)
         .into_iter()
         .map(|name| File {
             name,
             text: match kind_of(name) {
-                Some(k) => k.lasting_text(c, &head, limits),
+                Some(k) => k.lasting_text(&Lasting {
+                    head: &head,
+                    members: made_last_by(c, name),
+                    gain: c.kept_gain(),
+                    levers: &table,
+                    limits,
+                }),
                 None => fio(c, &head),
             },
         })
+        .collect()
+}
+
+/// The members of the set kept whose kind's changes file `name` makes
+/// last.
+fn made_last_by<'a>(c: &'a Combination, name: &str) -> Vec<&'a Member> {
+    kept(c)
+        .into_iter()
+        .filter(|m| m.kind.ops().lasting() == Some(name))
         .collect()
 }
 

@@ -12,23 +12,7 @@ use crate::levers::{self, Candidate, Context, Lever, Point};
 use crate::limit::Cause;
 use crate::trials::{Reason, Untested};
 
-/// What may be changed, and what this machine can do.
-#[derive(Clone, Debug, Default)]
-pub struct Consent {
-    pub root: bool,
-    /// The user asked for the host's settings to be tried (`--try-changes`).
-    pub asked: bool,
-    /// The target is a device ssdready made itself (the built-in drive
-    /// behind the kernel): its queue is the apparatus's, set up as a new
-    /// drive of its model, and no setting of it is a change to make.
-    pub made_by_study: bool,
-    /// The target has a block device with a queue of its own.
-    pub device: bool,
-    /// Why queue settings cannot be changed by this build or machine, if so.
-    pub queue_unavailable: Option<String>,
-    /// Why the study cannot move its own process to a group of its own.
-    pub escape_unavailable: Option<String>,
-}
+pub use crate::levers::Consent;
 
 /// A lever to try, with its candidate values at its point.
 #[derive(Clone, Debug)]
@@ -247,13 +231,13 @@ fn assess(
     let Some(first) = candidates.first() else {
         return Err((Reason::NoCandidate, levers::nothing_to_try(l, &p)));
     };
-    if let Some(why) = crate::levers::binding::cannot_bind(l, cx, &p) {
+    if let Some(why) = levers::cannot_bind(l, cx, &p) {
         return Err((
             Reason::CannotBind,
             format!("its limit cannot bind at any point this study runs: {why}"),
         ));
     }
-    let e = crate::levers::estimate::estimate(l, cx, &p, first);
+    let e = levers::estimate(l, cx, &p, first);
     Ok((p, candidates, e))
 }
 

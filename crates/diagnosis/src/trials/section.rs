@@ -9,7 +9,7 @@
 
 use crate::levers::Lever;
 use crate::limit::Cause;
-use crate::trials::combination::Combination;
+use crate::trials::record::Combination;
 use crate::trials::{
     judge_trial, noise_words, rank, result_words, Citation, Contradiction, Outcome, Trial, Untested,
 };
