@@ -352,7 +352,10 @@ mod tests {
         assert!(e.to_string().contains("NOPE"), "{e}");
         // fio: "option <include …> outside of [] job section".
         let e = parse("include common.fio\n[j]\n").unwrap_err().to_string();
-        assert!(e.contains("before any [section]") && e.contains("line 1"), "{e}");
+        assert!(
+            e.contains("before any [section]") && e.contains("line 1"),
+            "{e}"
+        );
         assert!(parse("[j]\ninclude loop.fio\n")
             .unwrap_err()
             .to_string()

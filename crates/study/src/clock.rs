@@ -252,7 +252,8 @@ pub const RUN_START_S: f64 = 0.5;
 /// that would end past the budget, a run taking what the job's phases
 /// take, or the longest run so far; the runs refused are counted.
 pub struct Clocked<'a> {
-    pub run: &'a (dyn Fn(&ssdready_run::RunRequest) -> Result<ssdready_run::RunResult, ssdready_run::Failure> + 'a),
+    pub run: &'a (dyn Fn(&ssdready_run::RunRequest) -> Result<ssdready_run::RunResult, ssdready_run::Failure>
+             + 'a),
     pub started: std::time::Instant,
     pub budget_s: f64,
     pub longest: std::cell::Cell<f64>,

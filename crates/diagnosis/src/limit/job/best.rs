@@ -94,8 +94,11 @@ pub struct Best {
     /// The lines that changed, as a diff would show them (`+iodepth=32`).
     pub diff: Vec<String>,
     pub error: Option<String>,
-    /// fio's A/B of the same changes, percent on the job's metric, where
-    /// fio ran it ([`super::fio`]).
+    /// fio's A/B of the same changes, each pair's change against fio's
+    /// job as written, percent on the job's metric, where fio ran it
+    /// ([`super::fio`]), and their mean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fio_pairs_pct: Vec<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_gain_pct: Option<f64>,
 }

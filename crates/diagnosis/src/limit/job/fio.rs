@@ -168,25 +168,37 @@ pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> String {
     }
 }
 
-/// The best configuration's gain by the study (its pairs) against fio's
-/// A/B of the same changes: the line, and whether fio's gain lies within
-/// the study's pairs (widened by [`GAIN_PCT`] of the job's rate).
-pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pct: f64) -> (String, bool) {
-    let lo = pairs_pct.iter().copied().fold(claimed_pct, f64::min);
-    let hi = pairs_pct.iter().copied().fold(claimed_pct, f64::max);
-    let (lo_r, hi_r) = ((1.0 + lo / 100.0) * 0.9, (1.0 + hi / 100.0) * 1.1);
-    let fio_r = 1.0 + fio_pct / 100.0;
+/// The best configuration's gain by the study (its pairs, their mean
+/// `claimed_pct`) against fio's A/B of the same changes (its pairs): the
+/// line, and whether they agree — the two ranges of pairs, each widened
+/// by [`GAIN_PCT`] of the job's rate, overlap.
+pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> (String, bool) {
+    let range = |v: &[f64], at: f64| {
+        let lo = v.iter().copied().fold(at, f64::min);
+        let hi = v.iter().copied().fold(at, f64::max);
+        (lo, hi)
+    };
+    let fio_pct = mean(fio_pairs_pct);
+    let (lo, hi) = range(pairs_pct, claimed_pct);
+    let (flo, fhi) = range(fio_pairs_pct, fio_pct);
+    let ratio = |pct: f64| 1.0 + pct / 100.0;
     let head = format!(
-        "the best configuration by fio, its A/B in turns with the same changes: {fio_pct:+.1} %, against the study's {claimed_pct:+.1} % ({lo:+.1} … {hi:+.1} %)"
+        "the best configuration by fio, in {} pair(s) of turns with the same changes: {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %), against the study's {claimed_pct:+.1} % ({lo:+.1} … {hi:+.1} %)",
+        fio_pairs_pct.len()
     );
-    if (lo_r..=hi_r).contains(&fio_r) {
-        return (format!("{head}: they agree"), true);
-    }
-    let side = match fio_r < lo_r {
-        true => "the study over-claims: expect fio's figure",
-        false => "the study under-claims: fio gains more",
+    let fio_above = ratio(flo) * 0.9 > ratio(hi) * 1.1;
+    let fio_below = ratio(fhi) * 1.1 < ratio(lo) * 0.9;
+    let side = match (fio_below, fio_above) {
+        (true, _) => "the study over-claims: expect fio's figure",
+        (_, true) => "the study under-claims: fio gains more",
+        _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)
+}
+
+/// The mean of `v` (0 for none).
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// A rate in words: `93.6K`.

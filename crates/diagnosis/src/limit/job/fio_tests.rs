@@ -91,12 +91,16 @@ fn a_mechanic_fio_does_not_gain_from_is_not_confirmed() {
 
 #[test]
 fn the_best_configuration_is_set_beside_fios_ab_and_an_over_claim_is_said() {
-    let (line, agree) = best_line(&[280.0, 297.0], 287.0, 300.0);
+    let (line, agree) = best_line(&[280.0, 297.0], 287.0, &[300.0, 310.0]);
     assert!(agree, "{line}");
-    let (line, agree) = best_line(&[480.0, 515.0], 498.0, 337.0);
+    let (line, agree) = best_line(&[480.0, 515.0], 498.0, &[330.0, 345.0]);
     assert!(!agree && line.contains("over-claims"), "{line}");
-    let (line, agree) = best_line(&[278.0, 297.0], 287.0, 400.0);
+    let (line, agree) = best_line(&[278.0, 297.0], 287.0, &[400.0, 420.0]);
     assert!(!agree && line.contains("under-claims"), "{line}");
+    // Pairs that overlap once widened by a tenth of the rate agree.
+    let (line, agree) = best_line(&[101.6, 194.7], 144.4, &[43.0, 95.0]);
+    assert!(agree, "{line}");
+    assert!(line.contains("+69.0 %"), "{line}");
 }
 
 #[test]
