@@ -139,7 +139,7 @@ fn a_client_cannot_write_read_or_delete_roots_files_through_job_options() {
     std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
     let r = own.display();
     for job in [
-        format!("include {r}\n[x]\nioengine=null\nsize=1m\n"),
+        format!("[x]\ninclude {r}\nioengine=null\nsize=1m\n"),
         format!("[x]\n{w}filename={r}\n"),
         format!("[x]\nfilename={al}/data\nread_iolog={r}\n"),
     ] {

@@ -2,7 +2,7 @@ use super::*;
 
 /// fio 3.33's own JSON of a file of two jobs, one reading, one writing
 /// (4 KiB random, on a file in /dev/shm, 1 s each).
-const TWO_JOBS: &str = include_str!("../../../tests/fixtures/fio-3.33-a-reader-and-a-writer.json");
+const TWO_JOBS: &str = include_str!("fio-3.33-a-reader-and-a-writer.json");
 
 fn figs(read: Option<f64>, write: Option<f64>) -> RunFigures {
     let d = |iops: f64| Dir {
