@@ -247,6 +247,67 @@ fn a_throttle_lifted_with_no_gain_contradicts_the_diagnosis() {
 }
 
 #[test]
+fn a_named_quota_whose_lift_gains_nothing_points_the_headline_at_the_queue_that_gained() {
+    // A 4-request queue beside a CPU quota: the study named the quota, its
+    // lift moved nothing, the queue's lift gained beyond the noise.
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![
+            trial(
+                "cpu-quota",
+                "in the study's group",
+                "without the CPU quota",
+                turns(100_000.0, 0.994, &[0.0, 0.07, -0.07]),
+            ),
+            trial(
+                "nr-requests",
+                "4",
+                "128",
+                turns(100_000.0, 3.74, &[0.0, 0.5, -0.5]),
+            ),
+        ],
+        ..Default::default()
+    };
+    let mut v = vec![
+        verdict("cpu-quota-limit", "a CPU quota"),
+        verdict("also-held", "a CPU quota"),
+        verdict("random-writes", "x"),
+    ];
+    cite(&mut s, &mut v, &table, Cause::CpuQuota);
+    assert_eq!(s.contradictions.len(), 1, "{:?}", s.contradictions);
+    let c = &s.contradictions[0].text;
+    assert!(
+        c.contains("the trials point at the device's queue instead: nr-requests 4 → 128 gained IOPS +274.0 %"),
+        "{c}"
+    );
+    assert!(
+        v[0].finding
+            .contains("But the trials point at the device's queue"),
+        "{}",
+        v[0].finding
+    );
+    assert_eq!(v[0].confidence, "medium");
+    assert_eq!(
+        v[1].finding, "f",
+        "the headline alone says where the trials point"
+    );
+    assert_eq!(
+        v[2].finding, "f",
+        "a verdict of another cause is left as it was"
+    );
+    // Where no other change gained, the contradiction stands alone.
+    s.trials.retain(|t| t.lever == "cpu-quota");
+    let mut v = vec![verdict("cpu-quota-limit", "a CPU quota")];
+    cite(&mut s, &mut v, &table, Cause::CpuQuota);
+    assert!(
+        !s.contradictions[0].text.contains("point at"),
+        "{:?}",
+        s.contradictions
+    );
+    assert!(!v[0].finding.contains("But"), "{}", v[0].finding);
+}
+
+#[test]
 fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
     let table = shipped();
     let mut s = Section {

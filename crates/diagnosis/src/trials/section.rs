@@ -87,6 +87,29 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
     out
 }
 
+/// Where the trials point when lifting the named `cause` gained nothing:
+/// the best change that gained beyond the noise (ranked first among
+/// those judged, its limit bound at its point) whose lever lifts another
+/// cause, in words; None when no such change gained.
+fn elsewhere(s: &Section, levers: &[Lever], cause: Cause) -> Option<String> {
+    s.trials
+        .iter()
+        .filter(|t| t.outcome == Outcome::Better && t.unbound.is_none() && t.moved.is_none())
+        .find_map(|t| {
+            let l = levers.iter().find(|l| l.id == t.lever)?;
+            let other = l.lifts.iter().find(|c| **c != cause)?;
+            (!l.lifts.contains(&cause)).then(|| {
+                format!(
+                    "the trials point at {} instead: {} gained {}, {}",
+                    other.name(),
+                    t.change(),
+                    result_words(t),
+                    noise_words(t)
+                )
+            })
+        })
+}
+
 /// One confidence step down.
 fn lower(c: &str) -> &'static str {
     match c {
@@ -203,6 +226,15 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
     }
     rank(&mut s.trials);
     s.contradictions = contradictions(s, levers, cause);
+    let mut elsewhere = match s.contradictions.is_empty() {
+        true => None,
+        false => elsewhere(s, levers, cause),
+    };
+    if let Some(e) = &elsewhere {
+        for x in &mut s.contradictions {
+            x.text = format!("{}; {e}", x.text);
+        }
+    }
     s.citations.clear();
     for v in verdicts.iter_mut() {
         let Some(c) = citation(v, s, levers) else {
@@ -217,6 +249,10 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
             if let Some(x) = s.contradictions.first() {
                 v.confidence = lower(&v.confidence).into();
                 v.confidence_why = format!("{}; lowered: {}", v.confidence_why, x.text);
+            }
+            // The headline (the first verdict of the cause) says it.
+            if let Some(e) = elsewhere.take() {
+                v.finding = format!("{} But {e}.", v.finding.trim_end());
             }
         }
         s.citations.push(c);
