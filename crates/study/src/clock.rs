@@ -248,15 +248,57 @@ pub fn now_ms() -> u64 {
 /// length (the clock's allowance before a run starts).
 pub const RUN_START_S: f64 = 0.5;
 
-/// The budget's clock around the caller's run function: no run starts
-/// that would end past the budget, a run taking what the job's phases
-/// take, or the longest run so far; the runs refused are counted.
+/// A budget kept run by run: no run starts that would end past its end,
+/// a run taking what the first was said to take, or the longest so far.
+/// The study's runs of a job and fio's beside them each keep one.
+#[derive(Debug)]
+pub struct RunBudget {
+    end: std::time::Instant,
+    longest_s: std::cell::Cell<f64>,
+}
+
+impl RunBudget {
+    /// A budget ending at `end`, a run taking `run_s` at first.
+    pub fn new(end: std::time::Instant, run_s: f64) -> RunBudget {
+        RunBudget {
+            end,
+            longest_s: std::cell::Cell::new(run_s),
+        }
+    }
+
+    /// Whether the next run fits: why not, in words.
+    pub fn allows(&self) -> Result<(), String> {
+        let left = self
+            .end
+            .saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64();
+        let run_s = self.longest_s.get();
+        match left < run_s {
+            true => Err(format!(
+                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// A run took `s` seconds.
+    pub fn took(&self, s: f64) {
+        self.longest_s.set(self.longest_s.get().max(s));
+    }
+
+    /// How long a run takes, as far as is known.
+    pub fn run_s(&self) -> f64 {
+        self.longest_s.get()
+    }
+}
+
+/// The budget's clock around the caller's run function ([`RunBudget`]);
+/// the runs refused are counted.
 pub struct Clocked<'a> {
     pub run: &'a (dyn Fn(&ssdready_run::RunRequest) -> Result<ssdready_run::RunResult, ssdready_run::Failure>
              + 'a),
-    pub started: std::time::Instant,
+    pub budget: RunBudget,
     pub budget_s: f64,
-    pub longest: std::cell::Cell<f64>,
     pub refused: std::cell::Cell<usize>,
 }
 
@@ -265,17 +307,13 @@ impl Clocked<'_> {
         &self,
         r: &ssdready_run::RunRequest,
     ) -> Result<ssdready_run::RunResult, ssdready_run::Failure> {
-        let left = self.budget_s - self.started.elapsed().as_secs_f64();
-        let run_s = self.longest.get();
-        if left < run_s {
+        if let Err(why) = self.budget.allows() {
             self.refused.set(self.refused.get() + 1);
-            return Err(ssdready_run::Failure::Runtime(format!(
-                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
-            )));
+            return Err(ssdready_run::Failure::Runtime(why));
         }
         let at = std::time::Instant::now();
         let result = (self.run)(r);
-        self.longest.set(run_s.max(at.elapsed().as_secs_f64()));
+        self.budget.took(at.elapsed().as_secs_f64());
         result
     }
 

@@ -14,6 +14,7 @@
 //! Where fio cannot run the job (not installed, an emulated drive), the
 //! study says why and goes on: fio is the check, not the study.
 
+use crate::clock::RunBudget;
 use crate::job;
 use crate::session_parts::JobDoc;
 use crate::trials::Change;
@@ -41,10 +42,8 @@ pub struct Fio {
     path: PathBuf,
     /// `fio-3.33`.
     pub version: String,
-    /// The budget's end, and the longest a fio run of the job took (or
-    /// the job's length, before the first).
-    deadline: Instant,
-    longest_s: f64,
+    /// fio's share of the study's budget, kept run by run.
+    budget: RunBudget,
 }
 
 /// The fio on `PATH` for the job `sections` (as written), whose runs
@@ -78,51 +77,32 @@ fn find_in(
     Ok(Fio {
         path,
         version,
-        deadline,
-        longest_s: 0.0,
+        budget: RunBudget::new(deadline, 0.0),
     })
 }
 
 impl Fio {
-    /// The same fio, for runs of the job `sections` (as the study runs
-    /// them, each `runtime_s` long): a run takes what the job's phases
-    /// take, or the longest so far.
-    pub fn lasting(mut self, sections: &[Section], runtime_s: f64) -> Fio {
-        self.longest_s = job::run_wall_s(sections, runtime_s) + crate::clock::RUN_START_S;
+    /// The same fio, its runs kept within `budget` (the study's end, a
+    /// run taking what the job's runs take).
+    pub fn lasting(mut self, budget: RunBudget) -> Fio {
+        self.budget = budget;
         self
     }
 
     /// The job `sections` run once by fio: its figures, or why not.
     pub fn run(&mut self, sections: &[Section], stop: &AtomicBool) -> Result<RunFigures, String> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.as_secs_f64() < self.longest_s {
-            return Err(format!(
-                "not run by fio: {:.0} s of the budget left, a run takes {:.0} s",
-                left.as_secs_f64(),
-                self.longest_s
-            ));
-        }
+        self.budget.allows().map_err(|why| format!("fio: {why}"))?;
         let text = ssdready_diagnosis::limit::job::best::render(sections, "");
         let at = Instant::now();
         let args = ["--output-format=json", "-"];
-        let out = run(&self.path, &args, &text, (stop, self.longest_s + SLACK_S))?;
-        self.longest_s = self.longest_s.max(at.elapsed().as_secs_f64());
+        let out = run(
+            &self.path,
+            &args,
+            &text,
+            (stop, self.budget.run_s() + SLACK_S),
+        )?;
+        self.budget.took(at.elapsed().as_secs_f64());
         judge::figures(&out).map_err(|e| e.to_string())
-    }
-}
-
-/// What fio found, kept for the document: its version and lines, or why
-/// it did not run.
-pub fn doc_of(fio: &Result<Fio, String>) -> FioBeside {
-    match fio {
-        Ok(f) => FioBeside {
-            version: f.version.clone(),
-            ..Default::default()
-        },
-        Err(e) => FioBeside {
-            error: Some(e.clone()),
-            ..Default::default()
-        },
     }
 }
 
@@ -242,17 +222,22 @@ pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * BEST_PAIRS;
 /// measured of the job as written, and the document's section.
 pub struct Beside {
     fio: Result<Fio, String>,
-    base: Option<RunFigures>,
     pub doc: FioBeside,
 }
 
 impl Beside {
     pub fn new(fio: Result<Fio, String>) -> Beside {
-        Beside {
-            doc: doc_of(&fio),
-            fio,
-            base: None,
-        }
+        let doc = match &fio {
+            Ok(f) => FioBeside {
+                version: f.version.clone(),
+                ..Default::default()
+            },
+            Err(e) => FioBeside {
+                error: Some(e.clone()),
+                ..Default::default()
+            },
+        };
+        Beside { doc, fio }
     }
 
     /// Whether fio runs beside the study.
@@ -290,11 +275,11 @@ impl Beside {
         };
         let quota = doc.limits.iter().find(|l| l.starts_with("a CPU quota"));
         let spread = (doc.median_iops, doc.spread_pct);
-        let (line, _) =
+        let (line, agrees) =
             judge::as_written_line(spread, &f, &self.doc.version, quota.map(String::as_str));
         self.doc.lines.push(line);
-        self.doc.as_written.push(f.clone());
-        self.base = Some(f);
+        self.doc.as_written_agrees = Some(agrees);
+        self.doc.as_written = Some(f);
     }
 
     /// Each mechanic the best configuration would carry (at most
@@ -312,7 +297,8 @@ impl Beside {
         let Ok(fio) = self.fio.as_mut() else {
             return;
         };
-        if self.base.is_none() {
+        // Nothing to set a mechanic against where fio did not run the job.
+        if self.doc.as_written.is_none() {
             return;
         }
         let mut options: Vec<String> = ssdready_diagnosis::limit::job::best::chosen(&doc.variants)
@@ -380,8 +366,9 @@ impl Beside {
             .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
             .collect();
         b.fio_gain_pct = Some(judge::mean(&b.fio_pairs_pct));
-        let (line, _) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct);
+        let (line, agrees) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct);
         self.doc.lines.push(line);
+        self.doc.best_agrees = Some(agrees);
     }
 }
 

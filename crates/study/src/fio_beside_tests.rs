@@ -112,7 +112,7 @@ fn fio_itself_runs_a_job_given_on_its_input_and_its_figures_are_read() {
         file.display()
     );
     let s = sections(&job);
-    let mut fio = fio.lasting(&s, 1.0);
+    let mut fio = fio.lasting(crate::clock::RunBudget::new(later(), 1.0));
     let f = fio.run(&s, &stop).unwrap();
     assert_eq!(f.jobs.len(), 1);
     assert!(f.iops() > 0.0 && f.together.write.is_none(), "{f:?}");

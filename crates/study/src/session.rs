@@ -32,7 +32,7 @@
 
 use crate::ask::{Ask, AskError};
 use crate::clock::Clock;
-use crate::clock::{now_ms, runtime_s, Clocked, RUN_START_S};
+use crate::clock::{now_ms, runtime_s, Clocked, RunBudget, RUN_START_S};
 use crate::job;
 use crate::model::StudyDoc;
 use crate::session_parts::{compare, sha256, Compared, JobDoc};
@@ -664,16 +664,17 @@ pub fn study_job(
     obs.note(&crate::progress::job_plan(
         &o.file, runs, host_runs, runtime,
     ));
+    let run_s = job::run_wall_s(&sections, runtime) + RUN_START_S;
     let clocked = Clocked {
         run,
-        started,
+        budget: RunBudget::new(deadline, run_s),
         budget_s,
-        longest: Cell::new(job::run_wall_s(&sections, runtime) + RUN_START_S),
         refused: Cell::new(0),
     };
     let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
-    let mut beside = crate::fio_beside::Beside::new(fio.map(|f| f.lasting(&sections, runtime)));
+    let mut beside =
+        crate::fio_beside::Beside::new(fio.map(|f| f.lasting(RunBudget::new(deadline, run_s))));
     let both = (&mut each as &mut RunFn, &mut host, &mut beside);
     let judge = crate::real::Judge::of(&sections, &inv);
     steps::run_job(&mut doc, &sections, &judge, both, &so.stop, &mut tell);

@@ -27,20 +27,23 @@ pub enum FioJsonError {
     JobError { job: String, code: i64 },
 }
 
-/// fio beside the study: its version, its runs of the job as written
-/// (one before the study's changes, one after them), of each mechanic
-/// that gained, and of the best configuration; or why it did not run.
+/// fio beside the study: its version, its run of the job as written,
+/// whether the study agrees with it there and on the best
+/// configuration, the lines; or why it did not run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FioBeside {
     /// `fio-3.33`.
     pub version: String,
-    /// The job as written, by fio: before the variants, and after the
-    /// best configuration's run (the best's A/B pair).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub as_written: Vec<RunFigures>,
-    /// The best configuration, by fio, with the host's changes made.
+    /// The job as written, by fio, once, before the variants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub best: Option<RunFigures>,
+    pub as_written: Option<RunFigures>,
+    /// Whether the study's repeats agree with it ([`as_written_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_written_agrees: Option<bool>,
+    /// Whether the best configuration's gain agrees with fio's A/B of it
+    /// ([`best_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_agrees: Option<bool>,
     /// The study's figures against fio's, one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
