@@ -371,7 +371,7 @@ fn a_job_behind_a_four_request_queue_is_held_by_the_devices_queue_named_with_its
         f,
         &l.dev,
         "--budget",
-        "30s",
+        "60s",
         "--allow-destructive",
         "--quiet",
     ];
