@@ -280,9 +280,17 @@ fn a_named_quota_whose_lift_gains_nothing_points_the_headline_at_the_queue_that_
         c.contains("the trials point at the device's queue instead: nr-requests 4 → 128 gained IOPS +274.0 %"),
         "{c}"
     );
+    // The headline opens with what the trials confirmed.
+    assert!(
+        v[0].finding.starts_with(
+            "The trials point at the device's queue: nr-requests 4 → 128 gained IOPS +274.0 %"
+        ),
+        "{}",
+        v[0].finding
+    );
     assert!(
         v[0].finding
-            .contains("But the trials point at the device's queue"),
+            .ends_with("Lifting what the measurements named gained nothing beyond the noise: f"),
         "{}",
         v[0].finding
     );
@@ -304,7 +312,38 @@ fn a_named_quota_whose_lift_gains_nothing_points_the_headline_at_the_queue_that_
         "{:?}",
         s.contradictions
     );
-    assert!(!v[0].finding.contains("But"), "{}", v[0].finding);
+    assert_eq!(v[0].finding, "f", "the headline left as it was");
+}
+
+#[test]
+fn a_jobs_trials_point_at_the_cause_of_the_change_that_gained_unless_it_is_the_one_named() {
+    let table = shipped();
+    let ts = vec![
+        trial(
+            "cpu-quota",
+            "in the study's group",
+            "without the CPU quota",
+            turns(30_000.0, 1.005, &[0.0, 0.01, -0.01]),
+        ),
+        trial(
+            "cpuset",
+            "in the study's group",
+            "without the cpuset",
+            turns(30_000.0, 4.1, &[0.0, 0.2, -0.2]),
+        ),
+    ];
+    // Nothing named: the cpuset's gain is where the trials point.
+    let p = trials_point(&ts, &table, Cause::NotIdentified).unwrap();
+    assert!(
+        p.starts_with("the trials point at the CPUs allowed: cpuset in the study's group → without the cpuset gained IOPS +310.0 %"),
+        "{p}"
+    );
+    // The quota named, its lift gained nothing: the same.
+    assert!(trials_point(&ts, &table, Cause::CpuQuota).is_some());
+    // The cpuset named: the trials confirm it.
+    assert_eq!(trials_point(&ts, &table, Cause::CpusAllowed), None);
+    // No change gained: nowhere to point.
+    assert_eq!(trials_point(&ts[..1], &table, Cause::NotIdentified), None);
 }
 
 #[test]

@@ -48,6 +48,11 @@ pub struct Setting {
 pub struct Planned {
     pub lever: Lever,
     pub candidate: Candidate,
+    /// Its limit binds only once another limit of the study's groups is
+    /// lifted ([`levers::binding::hidden_by`]): that limit's lever, and why
+    /// it cannot bind alone. Tried behind that lever's change, the two
+    /// together against the job as written, never alone.
+    pub behind: Option<(String, String)>,
 }
 
 impl Setting {
@@ -264,14 +269,19 @@ pub fn plan(table: &[Lever], sections: &[Section], s: &Setting) -> (Vec<Planned>
             }
         };
         let what = format!("{} → {}", l.what, c.value);
+        let behind =
+            levers::binding::hidden_by(l, &cx, &p).map(|(f, why)| (f.word().to_string(), why));
         match gate(l, s) {
             Ok(()) => todo.push(Planned {
                 lever: l.clone(),
                 candidate: c,
+                behind,
             }),
             Err((r, why)) => not.push(untested(l, what, r, why, s)),
         }
     }
+    // A limit hidden behind another is tried after the one in front.
+    todo.sort_by_key(|p| p.behind.is_some());
     (todo, not)
 }
 

@@ -68,8 +68,20 @@ pub fn measured(f: &RunFigures) -> Measured {
 
 /// The change of the host a planned lever makes (a limit of the study's
 /// groups lifts its own, the others kept): the device study's
-/// [`crate::trials::change_of`].
-fn change_of(host: &mut Host, p: &Planned) -> Result<Box<dyn Change>, String> {
+/// [`crate::trials::change_of`]. Behind `front` (the trial of the limit
+/// that hides it), both changes at once, in the trials' one order.
+fn change_of(
+    host: &mut Host,
+    p: &Planned,
+    front: Option<&Trial>,
+) -> Result<Box<dyn Change>, String> {
+    if let Some(f) = front {
+        let both = [
+            (f.lever.clone(), f.to.clone()),
+            (p.lever.id.clone(), p.candidate.value.clone()),
+        ];
+        return together_of(host, &both);
+    }
     let lift = p.lever.lifted(host.setting.limits.as_ref());
     let disks = host.setting.disks.clone();
     crate::trials::change_of(host.hands, (&p.lever, &lift), &disks, &p.candidate)
@@ -110,11 +122,25 @@ pub fn run(
             });
             continue;
         }
+        // A hidden limit is tried behind the one in front where lifting
+        // that one gained beyond the noise. Where it gained nothing, it
+        // held nothing back, hid nothing, and the other is tried alone.
+        let front = p.behind.as_ref().and_then(|(f, _)| {
+            s.trials
+                .iter()
+                .find(|t| &t.lever == f && t.outcome == Outcome::Better && t.moved.is_none())
+                .cloned()
+        });
         tell(format!(
-            "the job with {} → {}, in turns against it as written, put back after each run",
-            p.lever.id, p.candidate.value
+            "the job with {} → {}{}, in turns against it as written, put back after each run",
+            p.lever.id,
+            p.candidate.value,
+            match &front {
+                Some(f) => format!(" behind {} → {}", f.lever, f.to),
+                None => String::new(),
+            }
         ));
-        let (trial, stopped) = one(sections, host, &p, run, stop);
+        let (trial, stopped) = one(sections, host, &p, front.as_ref(), run, stop);
         if stopped {
             fatal = trial.error.clone();
         }
@@ -130,6 +156,7 @@ fn one(
     sections: &[Section],
     host: &mut Host,
     p: &Planned,
+    front: Option<&Trial>,
     run: &mut RunFn,
     stop: &Arc<AtomicBool>,
 ) -> (Trial, bool) {
@@ -145,16 +172,19 @@ fn one(
         kind: l.kind,
         what: l.what.clone(),
         from: levers::replaced(l, &cx, &point),
-        to: p.candidate.value.clone(),
+        to: front
+            .and_then(|f| lifted_with(host, l, f))
+            .unwrap_or_else(|| p.candidate.value.clone()),
         devices: disks.clone(),
         at: "the job as written".into(),
         point,
         measure: l.measure,
         permanent: levers::permanent(l, &disks, &p.candidate),
         undo: l.undo.clone(),
+        behind: front.map(|f| f.lever.clone()),
         ..Default::default()
     };
-    let mut change = match change_of(host, p) {
+    let mut change = match change_of(host, p, front) {
         Ok(c) => c,
         Err(e) => {
             trial.outcome = Outcome::Failed;
@@ -175,7 +205,25 @@ fn one(
     }
     trials::judge_trial(&mut trial);
     ssdready_diagnosis::levers::binding::after_turns(&mut trial, l, &cx);
+    if let Some(f) = front {
+        ssdready_diagnosis::trials::combination::behind_front(&mut trial, f);
+    }
     (trial, done.fatal)
+}
+
+/// What a limit of the study's groups lifted behind `front`'s lift
+/// leaves, in the words of its candidate: "without the cpuset" where the
+/// two lifted the only limits, else the limits still kept.
+fn lifted_with(host: &Host, l: &levers::Lever, front: &Trial) -> Option<String> {
+    let g = l.lift()?;
+    let table = levers::shipped();
+    let f = table.iter().find(|x| x.id == front.lever)?;
+    let limits = host.setting.limits.as_ref();
+    let both = l.lifted(limits).with(&f.lifted(limits));
+    Some(match both.kept.is_empty() {
+        true => format!("without {}", g.words()),
+        false => format!("without {}, {} kept", g.words(), both.kept.join(" and ")),
+    })
 }
 
 /// The job study's sides: the job as written and the changed job, each
@@ -214,9 +262,22 @@ pub fn turn(
     crate::trials::turn(&mut sides, change, change_first)
 }
 
-/// The changes that helped beyond the noise, one per lever, best first.
+/// The changes that helped beyond the noise, one per lever, best first;
+/// with a limit that helped behind another, that other's change too (the
+/// pair is what was measured).
 pub fn helped(s: &HostSection) -> Vec<&Trial> {
-    ssdready_diagnosis::trials::combination::helped(&s.trials)
+    let mut out = ssdready_diagnosis::trials::combination::helped(&s.trials);
+    let fronts: Vec<&Trial> = out
+        .iter()
+        .filter_map(|t| t.behind.as_ref())
+        .filter_map(|f| s.trials.iter().find(|t| &t.lever == f))
+        .collect();
+    for f in fronts {
+        if !out.iter().any(|t| t.lever == f.lever) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 /// No change of the host (a best configuration of the job's own options).
@@ -228,14 +289,23 @@ pub fn no_change() -> Box<dyn Change> {
 /// order ([`levers::together`]: the scheduler first, a switch resets
 /// `nr_requests`), the limits of the study's groups lifted by one move.
 pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, String> {
+    let each: Vec<(String, String)> = helped
+        .iter()
+        .map(|t| (t.lever.clone(), t.to.clone()))
+        .collect();
+    together_of(host, &each)
+}
+
+/// [`together`] of each lever (by its id) set to its value.
+fn together_of(host: &mut Host, each: &[(String, String)]) -> Result<Box<dyn Change>, String> {
     let table = levers::shipped();
     let limits = host.setting.limits.as_ref();
-    let changes = helped
+    let changes = each
         .iter()
-        .filter_map(|t| {
-            let l = table.iter().find(|l| l.id == t.lever)?;
+        .filter_map(|(id, value)| {
+            let l = table.iter().find(|l| &l.id == id)?;
             let c = levers::Candidate {
-                value: t.to.clone(),
+                value: value.clone(),
                 options: Vec::new(),
             };
             l.ops()

@@ -58,7 +58,11 @@ impl Hands for Fake {
     }
     fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String> {
         Ok(Box::new(FakeChange {
-            name: format!("escape {:?}", lift.limit),
+            // A lift of several limits at once names every v2 controller.
+            name: match lift.v2.len() {
+                0 | 1 => format!("escape {:?}", lift.limit),
+                _ => format!("escape {:?} {}", lift.limit, lift.v2.join("+")),
+            },
             log: self.log.clone(),
             stuck: false,
         }))
@@ -72,6 +76,7 @@ fn planned(id: &str, value: &str) -> Planned {
             value: value.into(),
             options: vec![],
         },
+        behind: None,
     }
 }
 
@@ -340,4 +345,196 @@ fn not_asked_the_study_says_what_it_did_not_try_and_how_to_ask() {
         w.contains("to try them: sudo ssdready study --job db.fio --try-changes"),
         "{w}"
     );
+}
+
+/// A cpuset of one CPU behind a quota of 0.6 CPUs on two CPUs, planned
+/// from the groups' inventory: the quota first, the cpuset behind it.
+fn hidden_pair() -> (Setting, Vec<Planned>) {
+    let mut inv = ssdready_measured::group_limits::fixtures::v2_service();
+    inv.cpus.online = vec![0, 1];
+    if let Some(q) = inv.cpu_quotas.first_mut() {
+        q.cpus = 0.6;
+    }
+    let mut s = setting();
+    s.limits = Some(inv);
+    s.consent.root = true;
+    s.consent.asked = true;
+    let two = vec![Section {
+        name: "db".into(),
+        global: false,
+        options: [("rw", "randread"), ("numjobs", "2"), ("iodepth", "8")]
+            .iter()
+            .map(|(k, v)| ssdready_core::options::RawOption::cli(k, Some(v)))
+            .collect(),
+    }];
+    let (mut todo, _) = crate::job_levers::plan(&levers::shipped(), &two, &s);
+    // The service's I/O limits are other trials'.
+    todo.retain(|p| ["cpu-quota", "cpuset"].contains(&p.lever.id.as_str()));
+    (s, todo)
+}
+
+/// A run whose rate the escapes set: `alone` with the quota's group
+/// change made, `both` with both limits lifted by one move, 1000 as
+/// written.
+fn run_lifted(
+    log: Log,
+    (alone, both): (f64, f64),
+) -> impl FnMut(&ssdready_run::RunRequest) -> Result<RunResult, Failure> {
+    move |_| {
+        let last = log
+            .borrow()
+            .iter()
+            .rev()
+            .find(|e| e.starts_with("set") || e.starts_with("back"))
+            .cloned()
+            .unwrap_or_default();
+        let iops = match (
+            last.starts_with("set"),
+            last.to_lowercase().contains("cpuset"),
+        ) {
+            (true, true) => both,
+            (true, false) => alone,
+            _ => 1000.0,
+        };
+        log.borrow_mut().push(format!("run {iops}"));
+        Ok(RunResult {
+            jobs: vec![JobResult {
+                name: "db".into(),
+                read: Some(DirResult {
+                    ios: 1000,
+                    iops,
+                    bw_bytes_per_s: iops * 4096.0,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+}
+
+fn try_pair(rates: (f64, f64)) -> (HostSection, Vec<String>) {
+    let (setting, planned) = hidden_pair();
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    let mut host = Host {
+        setting,
+        hands: &mut hands,
+    };
+    let mut run = run_lifted(log.clone(), rates);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        planned,
+        Vec::new(),
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    let log = log.borrow().clone();
+    (s, log)
+}
+
+#[test]
+fn a_cpuset_hidden_behind_a_quota_is_tried_behind_it_and_both_go_into_the_best_set() {
+    let (_, planned) = hidden_pair();
+    let order: Vec<(&str, Option<&str>)> = planned
+        .iter()
+        .map(|p| (p.lever.id.as_str(), p.behind.as_ref().map(|b| b.0.as_str())))
+        .collect();
+    assert_eq!(
+        order,
+        [("cpu-quota", None), ("cpuset", Some("cpu-quota"))],
+        "the quota first, the cpuset behind it"
+    );
+    // The quota alone +20 %, both lifted +100 %.
+    let (s, log) = try_pair((1200.0, 2000.0));
+    let cs = s.trials.iter().find(|t| t.lever == "cpuset").unwrap();
+    assert_eq!(cs.behind.as_deref(), Some("cpu-quota"));
+    assert_eq!(cs.outcome, Outcome::Better, "{cs:?}");
+    // The quota is lifted with it: not among the limits kept.
+    let change = cs.change();
+    assert!(
+        change.starts_with("cpuset in the study's group → without the cpuset, the I/O throttle")
+            && change.ends_with("kept behind cpu-quota lifted")
+            && !change.contains("CPU quota"),
+        "{change}"
+    );
+    // The pair was made as one move of the study's process, never the
+    // cpuset alone.
+    assert!(
+        log.iter()
+            .any(|e| e.starts_with("set escape Some(CpuQuota) ") && e.contains("cpuset")),
+        "{log:?}"
+    );
+    assert!(
+        !log.iter().any(|e| e == "set escape Some(Cpuset)"),
+        "{log:?}"
+    );
+    let mut best: Vec<&str> = helped(&s).iter().map(|t| t.lever.as_str()).collect();
+    best.sort();
+    assert_eq!(best, ["cpu-quota", "cpuset"]);
+    assert!(words(&s).contains("cpuset"), "{}", words(&s));
+}
+
+#[test]
+fn a_hidden_limit_that_adds_nothing_beyond_the_one_in_front_did_not_bind() {
+    // Both lifted buy what the quota alone does.
+    let (s, _) = try_pair((1500.0, 1500.0));
+    let cs = s.trials.iter().find(|t| t.lever == "cpuset").unwrap();
+    assert_eq!(cs.outcome, Outcome::NoGain, "{cs:?}");
+    let why = cs.unbound.as_deref().unwrap_or_default();
+    assert!(why.contains("not beyond cpu-quota's own +50.0 %"), "{why}");
+    let best: Vec<&str> = helped(&s).iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(best, ["cpu-quota"]);
+}
+
+#[test]
+fn a_limit_said_hidden_is_tried_alone_where_the_one_in_front_gained_nothing_or_was_not_tried() {
+    // The quota alone gains nothing: it held nothing back, and hid
+    // nothing. The cpuset alone doubles the rate.
+    let (s, log) = try_pair((1000.0, 2000.0));
+    let cs = s.trials.iter().find(|t| t.lever == "cpuset").unwrap();
+    assert_eq!(cs.behind, None, "{cs:?}");
+    assert_eq!(cs.outcome, Outcome::Better, "{cs:?}");
+    assert!(
+        log.iter().any(|e| e == "set escape Some(Cpuset)"),
+        "{log:?}"
+    );
+    let best: Vec<&str> = helped(&s).iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(
+        best,
+        ["cpuset"],
+        "the quota that gained nothing is no part of it"
+    );
+    // The quota not tried at all: the cpuset is tried alone too.
+    let (setting, mut planned) = hidden_pair();
+    planned.retain(|p| p.lever.id == "cpuset");
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    let mut host = Host {
+        setting,
+        hands: &mut hands,
+    };
+    let mut run = run_lifted(log.clone(), (1000.0, 2000.0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        planned,
+        Vec::new(),
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    assert_eq!(s.trials.len(), 1);
+    assert_eq!(s.trials[0].behind, None);
+    assert_eq!(s.trials[0].outcome, Outcome::Better);
 }

@@ -332,6 +332,9 @@ pub fn job_text(doc: &JobDoc) -> String {
     for h in &doc.holds {
         s.push_str(&format!("  {h}\n"));
     }
+    if let Some(t) = &doc.trials_point {
+        s.push_str(&format!("  but {t}\n"));
+    }
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
     }

@@ -149,6 +149,11 @@ pub struct JobDoc {
     /// What holds the job, each with its evidence (or "not identified"),
     /// in lines: [`JobDoc::held`]'s words.
     pub holds: Vec<String>,
+    /// Where the trials of the host's changes point, where not at what the
+    /// measurements named ("not identified" too): the change that gained
+    /// and the cause it lifts, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_point: Option<String>,
     /// What holds the job as the device study's causes judge it, the
     /// job's reads and writes apart where it does both.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -386,6 +386,11 @@ pub fn run_job(
         );
         let h = &mut host.host;
         let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
+        doc.trials_point = doc.held.first().and_then(|held| {
+            let table = ssdready_diagnosis::levers::shipped();
+            let named = held.saturation.limit;
+            ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
+        });
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
     }
     beside.mechanics(doc, sections, stop, tell);

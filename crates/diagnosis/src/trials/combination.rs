@@ -215,6 +215,32 @@ pub fn beats(s: &Set, best: &Gain) -> bool {
     }
 }
 
+/// A trial made behind another change (`t.behind`, both made in its
+/// changed runs) against that change's own trial `front`: the pair is
+/// credited to `t`'s limit only where it bought more than `front` alone
+/// beyond the noise, as a set holding such a limit must
+/// ([`Combination::keepable`]). Otherwise its limit did not bind, and the
+/// trial says so and is no change that helped.
+pub fn behind_front(t: &mut Trial, front: &Trial) {
+    let Some(g) = t.main_gain().cloned() else {
+        return;
+    };
+    let own = front.gains.iter().find(|f| f.metric == g.metric);
+    let alone = own.map_or(0.0, score);
+    if t.outcome != Outcome::Better || score(&g) - 2.0 * g.log_spread.max(log_floor()) > alone {
+        return;
+    }
+    let front_words = match own {
+        Some(f) => format!("{}'s own {:+.1} %", front.lever, f.change_pct),
+        None => format!("what {} alone bought (not measured)", front.lever),
+    };
+    t.unbound = Some(format!(
+        "behind {} lifted, the two together gained {:+.1} %, not beyond {front_words}",
+        front.lever, g.change_pct
+    ));
+    t.outcome = Outcome::NoGain;
+}
+
 // The configuration's model is `record`'s; whether a set may be kept is
 // its judgement, here.
 impl Combination {

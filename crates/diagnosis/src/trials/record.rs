@@ -81,6 +81,13 @@ pub struct Trial {
     /// change that helped nor the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved: Option<String>,
+    /// Its limit binds only once another is lifted
+    /// ([`crate::levers::binding::hidden_by`]): that other change's lever,
+    /// made with it in every changed run. Its gains are the two
+    /// together's; it is credited only beyond the other's own
+    /// ([`crate::trials::combination::behind_front`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<String>,
 }
 
 /// One turn: a baseline run and a run with the change.
@@ -353,7 +360,13 @@ impl Trial {
 
     /// `scheduler mq-deadline → none`.
     pub fn change(&self) -> String {
-        format!("{} {} → {}", self.lever, self.from, self.to)
+        match &self.behind {
+            Some(f) => format!(
+                "{} {} → {} behind {f} lifted",
+                self.lever, self.from, self.to
+            ),
+            None => format!("{} {} → {}", self.lever, self.from, self.to),
+        }
     }
 }
 

@@ -91,23 +91,47 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
 /// the best change that gained beyond the noise (ranked first among
 /// those judged, its limit bound at its point) whose lever lifts another
 /// cause, in words; None when no such change gained.
-fn elsewhere(s: &Section, levers: &[Lever], cause: Cause) -> Option<String> {
-    s.trials
+fn elsewhere(s: &Section, levers: &[Lever], cause: Cause) -> Option<(Cause, String)> {
+    elsewhere_of(&s.trials, levers, cause)
+}
+
+/// [`elsewhere`] of ranked trials.
+fn elsewhere_of(trials: &[Trial], levers: &[Lever], cause: Cause) -> Option<(Cause, String)> {
+    trials
         .iter()
         .filter(|t| t.outcome == Outcome::Better && t.unbound.is_none() && t.moved.is_none())
         .find_map(|t| {
             let l = levers.iter().find(|l| l.id == t.lever)?;
             let other = l.lifts.iter().find(|c| **c != cause)?;
             (!l.lifts.contains(&cause)).then(|| {
-                format!(
-                    "the trials point at {} instead: {} gained {}, {}",
-                    other.name(),
+                let gained = format!(
+                    "{} gained {}, {}",
                     t.change(),
                     result_words(t),
                     noise_words(t)
-                )
+                );
+                (*other, gained)
             })
         })
+}
+
+/// Where the trials of a job's host changes point, against the cause its
+/// measurements named (`named`; "not identified" too), in words: none
+/// where a change of the named cause's own gained beyond the noise (the
+/// trials confirm it) or no other change did; else the best other change
+/// that gained, and the cause it lifts.
+pub fn trials_point(trials: &[Trial], levers: &[Lever], named: Cause) -> Option<String> {
+    let own = |t: &&Trial| {
+        levers
+            .iter()
+            .any(|l| l.id == t.lever && l.lifts.contains(&named))
+    };
+    let gained = |t: &&Trial| t.outcome == Outcome::Better && t.unbound.is_none();
+    if trials.iter().filter(own).any(|t| gained(&t)) {
+        return None;
+    }
+    let (other, words) = elsewhere_of(trials, levers, named)?;
+    Some(format!("the trials point at {}: {words}", other.name()))
 }
 
 /// One confidence step down.
@@ -230,9 +254,13 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
         true => None,
         false => elsewhere(s, levers, cause),
     };
-    if let Some(e) = &elsewhere {
+    if let Some((other, gained)) = &elsewhere {
         for x in &mut s.contradictions {
-            x.text = format!("{}; {e}", x.text);
+            x.text = format!(
+                "{}; the trials point at {} instead: {gained}",
+                x.text,
+                other.name()
+            );
         }
     }
     s.citations.clear();
@@ -250,9 +278,14 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
                 v.confidence = lower(&v.confidence).into();
                 v.confidence_why = format!("{}; lowered: {}", v.confidence_why, x.text);
             }
-            // The headline (the first verdict of the cause) says it.
-            if let Some(e) = elsewhere.take() {
-                v.finding = format!("{} But {e}.", v.finding.trim_end());
+            // The headline (the first verdict of the cause) opens with
+            // what the trials confirmed, then what the measurements named.
+            if let Some((other, gained)) = elsewhere.take() {
+                v.finding = format!(
+                    "The trials point at {}: {gained}. Lifting what the measurements named gained nothing beyond the noise: {}",
+                    other.name(),
+                    v.finding.trim_end()
+                );
             }
         }
         s.citations.push(c);
