@@ -489,7 +489,7 @@ fn a_device_with_a_signature_gets_a_read_only_study_that_says_what_it_skipped() 
     sector[446 + 4] = 0x83;
     sector[446 + 12] = 1;
     std::fs::write(&l.dev, &sector).unwrap();
-    let (code, _, stderr, d) = study(&[&l.dev, "--quick"], Some("0.3"));
+    let (code, _, stderr, d) = study(&[&l.dev, "--quick"], Some("0.1"));
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
     assert_eq!(d["targets"][0]["writable"], false);
