@@ -243,6 +243,18 @@ pub fn job_text(doc: &JobDoc) -> String {
         s.push_str(&format!("the job did not run: {e}\n"));
         return s;
     }
+    s.push_str(&as_written_words(doc));
+    s.push_str(&changes_words(doc));
+    s.push_str(&fio_words(doc.fio.as_ref()));
+    s.push_str(&holds_words(doc));
+    s
+}
+
+/// The job as written, in words: its figures at the median repeat, its
+/// latency split and CPU by layer, its rates, its share of the device and
+/// its capacity.
+fn as_written_words(doc: &JobDoc) -> String {
+    let mut s = String::new();
     let mid = doc.repeats.iter().min_by(|a, b| {
         (a.iops() - doc.median_iops)
             .abs()
@@ -292,6 +304,14 @@ pub fn job_text(doc: &JobDoc) -> String {
         let line = c.error.as_deref().unwrap_or(&c.sentence);
         s.push_str(&format!("  its capacity ({}): {line}\n", c.what));
     }
+    s
+}
+
+/// The changes measured on the job, in words: its mechanics, what a
+/// different workload would get, the host's changes and the best
+/// configuration.
+fn changes_words(doc: &JobDoc) -> String {
+    let mut s = String::new();
     if !doc.variants.is_empty() {
         s.push_str(
             "the application's I/O mechanics, one changed at a time, against the job's median:\n",
@@ -324,7 +344,13 @@ pub fn job_text(doc: &JobDoc) -> String {
             s.push_str(&format!("  in the job file: {}\n", b.diff.join(" ")));
         }
     }
-    s.push_str(&fio_words(doc.fio.as_ref()));
+    s
+}
+
+/// The limits on the study's I/O, what holds the job, where the trials
+/// point, and the notes, in words.
+fn holds_words(doc: &JobDoc) -> String {
+    let mut s = String::new();
     for l in &doc.limits {
         s.push_str(&format!("a limit on this study's I/O: {l}\n"));
     }
@@ -338,6 +364,7 @@ pub fn job_text(doc: &JobDoc) -> String {
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
     }
+
     s
 }
 

@@ -105,3 +105,21 @@ fn a_study_closes_with_its_findings_and_an_interruption_says_so() {
     let f = studied(Of::Fleet { partial: true }, 1);
     assert_eq!(closing(&f, 1.0).code, 1);
 }
+
+#[test]
+fn what_holds_a_job_ends_with_where_its_trials_point_when_they_point_elsewhere() {
+    let doc = JobDoc {
+        holds: vec!["not identified: no candidate had positive evidence".into()],
+        trials_point: Some(
+            "the trials point at the CPUs allowed: cpuset … gained IOPS +228.2 %".into(),
+        ),
+        ..Default::default()
+    };
+    let text = job_text(&doc);
+    assert!(
+        text.ends_with(
+            "what holds this job:\n  not identified: no candidate had positive evidence\n  but the trials point at the CPUs allowed: cpuset … gained IOPS +228.2 %\n"
+        ),
+        "{text}"
+    );
+}
