@@ -215,8 +215,9 @@ pub const MECHANICS: usize = 3;
 pub const BEST_PAIRS: usize = 2;
 
 /// The runs fio takes beside a job study, at most: the job as written,
-/// [`MECHANICS`]' pairs, and the best configuration's pairs.
-pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * BEST_PAIRS;
+/// [`MECHANICS`]' pairs, the host's best change's pair, and the best
+/// configuration's pairs.
+pub const RUNS: usize = 1 + 2 * MECHANICS + 2 + 2 * BEST_PAIRS;
 
 /// fio beside the job study's steps: the fio found (or why not), what it
 /// measured of the job as written, and the document's section.
@@ -333,6 +334,48 @@ impl Beside {
             let study = w.gain_pct.unwrap_or(0.0);
             self.doc.lines.push(judge::mechanic_line(&w.what, study, g));
         }
+    }
+
+    /// The host's change that gained most on the job (its trial first
+    /// among those that gained, `host`'s section ranked best first), in
+    /// one A/B turn by fio at the same point, made through the same
+    /// `change`: fio's gain set beside the trial's interval.
+    pub fn host(
+        &mut self,
+        trial: &ssdready_diagnosis::trials::Trial,
+        sections: &[Section],
+        change: &mut dyn Change,
+        stop: &Arc<AtomicBool>,
+    ) {
+        use ssdready_diagnosis::levers::Metric;
+        let by_bandwidth = match trial.measure {
+            Metric::Iops => false,
+            Metric::Bandwidth => true,
+            _ => return,
+        };
+        let (Some(g), Ok(fio)) = (trial.main_gain(), self.fio.as_mut()) else {
+            return;
+        };
+        if self.doc.as_written.is_none() {
+            return;
+        }
+        let mut sides = FioSides::new(fio, (sections, sections), stop);
+        let done = crate::trials::in_turns(&mut sides, change, 1);
+        let (Some(base), Some(changed)) = (sides.of(false), sides.of(true)) else {
+            self.doc.error.get_or_insert(done.error.unwrap_or_default());
+            return;
+        };
+        let Some(fio_pct) = judge::gain_pct(base, changed, by_bandwidth) else {
+            return;
+        };
+        let (lo, hi) = g.interval();
+        let (line, agrees) = judge::host_line(&trial.change(), (g.change_pct, lo, hi), fio_pct);
+        self.doc.lines.push(line);
+        self.doc.host = Some(judge::HostByFio {
+            change: trial.change(),
+            fio_gain_pct: fio_pct,
+            agrees,
+        });
     }
 
     /// The best configuration `b` (the job `jobs.1`, the host's `change`

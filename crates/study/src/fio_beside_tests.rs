@@ -117,3 +117,69 @@ fn fio_itself_runs_a_job_given_on_its_input_and_its_figures_are_read() {
     assert_eq!(f.jobs.len(), 1);
     assert!(f.iops() > 0.0 && f.together.write.is_none(), "{f:?}");
 }
+
+/// A change that leaves a file while it is made: the stand-in fio reads
+/// its rate from it.
+struct Flag(std::path::PathBuf);
+
+impl Change for Flag {
+    fn apply(&mut self) -> Result<(), String> {
+        std::fs::write(&self.0, "").map_err(|e| e.to_string())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        std::fs::remove_file(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn the_hosts_best_change_is_run_by_fio_in_turns_and_an_over_claim_is_said() {
+    use ssdready_diagnosis::trials::{judge_trial, Measured, Trial, Turn};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let flag = dir.path().join("made");
+    // A stand-in for fio: 1000 IOPS as written, 1300 with the change.
+    let fake = dir.path().join("fio");
+    let json = r#"{"jobs":[{"jobname":"j","error":0,"read":{"io_bytes":4096,"iops":RATE,"bw_bytes":4096000,"clat_ns":{"mean":1000}},"write":{"io_bytes":0}}]}"#;
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo fio-3.33; exit 0; }}\ncat >/dev/null\nif [ -e {f} ]; then r=1300; else r=1000; fi\necho '{j}' | sed \"s/RATE/$r/\"\n",
+        f = flag.display(),
+        j = json
+    );
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = sections("[j]\nfilename=/tmp/x\nrw=randread\n");
+    let fio = find_in(&s, dir.path().as_os_str(), (later(), &stop)).unwrap();
+    let mut beside = Beside::new(Ok(fio.lasting(crate::clock::RunBudget::new(later(), 0.1))));
+    beside.doc.as_written = Some(RunFigures::default());
+    // The study's trial: +50 % in three pairs, a narrow interval.
+    let m = |iops| Measured {
+        iops,
+        ..Default::default()
+    };
+    let mut t = Trial {
+        lever: "nr-requests".into(),
+        from: "4".into(),
+        to: "128".into(),
+        turns: [1.0, 1.01, 0.99]
+            .iter()
+            .map(|w| Turn {
+                baseline: m(1000.0),
+                change: m(1500.0 * w),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    judge_trial(&mut t);
+    beside.host(&t, &s, &mut Flag(flag.clone()), &stop);
+    let h = beside.doc.host.as_ref().expect("fio's turn of the change");
+    assert!((h.fio_gain_pct - 30.0).abs() < 1e-6, "{h:?}");
+    assert!(!h.agrees);
+    let line = beside.doc.lines.last().unwrap();
+    assert!(
+        line.starts_with("nr-requests 4 → 128: +50.0 %")
+            && line.ends_with("the study over-claims: expect fio's figure"),
+        "{line}"
+    );
+    assert!(!flag.exists(), "the change put back");
+}

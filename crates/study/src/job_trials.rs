@@ -280,6 +280,18 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
     out
 }
 
+/// The change trial `t` made: its lever's, with the change of the trial
+/// it was tried behind (in `s`) where it was.
+pub fn change_for(host: &mut Host, s: &HostSection, t: &Trial) -> Result<Box<dyn Change>, String> {
+    let front = t
+        .behind
+        .as_ref()
+        .and_then(|f| s.trials.iter().find(|x| &x.lever == f));
+    let mut each: Vec<&Trial> = front.into_iter().collect();
+    each.push(t);
+    together(host, &each)
+}
+
 /// No change of the host (a best configuration of the job's own options).
 pub fn no_change() -> Box<dyn Change> {
     Box::new(Together::of(Vec::new()))

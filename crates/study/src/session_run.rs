@@ -391,6 +391,7 @@ pub fn run_job(
             let named = held.saturation.limit;
             ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
         });
+        fio_host(&s, (&mut *h, &mut *beside), sections, stop, tell);
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
     }
     beside.mechanics(doc, sections, stop, tell);
@@ -401,6 +402,31 @@ pub fn run_job(
         Err(e) => doc
             .notes
             .push(format!("the device's ceiling for the job's mix: {e}")),
+    }
+}
+
+/// The host's change that gained most (`s` ranked best first), by fio
+/// beside the study in one A/B turn, made as its trial made it.
+fn fio_host(
+    s: &job_trials::HostSection,
+    (host, beside): (&mut Host, &mut Beside),
+    sections: &[JobSection],
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    let best = s
+        .trials
+        .iter()
+        .find(|t| t.outcome == ssdready_diagnosis::trials::Outcome::Better && t.moved.is_none());
+    let Some(t) = best.filter(|_| beside.found() && !stop.load(Relaxed)) else {
+        return;
+    };
+    match job_trials::change_for(host, s, t) {
+        Ok(mut change) => {
+            tell(format!("fio: the job with {}, in turns", t.change()));
+            beside.host(t, sections, change.as_mut(), stop);
+        }
+        Err(e) => tell(format!("fio: {} could not be made: {e}", t.change())),
     }
 }
 

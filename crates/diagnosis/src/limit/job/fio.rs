@@ -44,12 +44,26 @@ pub struct FioBeside {
     /// ([`best_line`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_agrees: Option<bool>,
+    /// The host's change that gained most, by fio in one A/B turn: the
+    /// change, fio's gain on the trial's measure, and whether the study's
+    /// trial agrees ([`host_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostByFio>,
     /// The study's figures against fio's, one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
     /// Why fio did not run, or stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// The host's change that gained most, as fio's A/B turn measured it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostByFio {
+    /// The change in words (`nr-requests 4 → 128`).
+    pub change: String,
+    pub fio_gain_pct: f64,
+    pub agrees: bool,
 }
 
 /// fio's JSON output (`--output-format=json`) as a run's figures: each
@@ -194,6 +208,27 @@ pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> 
     let side = match (fio_below, fio_above) {
         (true, _) => "the study over-claims: expect fio's figure",
         (_, true) => "the study under-claims: fio gains more",
+        _ => return (format!("{head}: they agree"), true),
+    };
+    (format!("{head}: {side}"), false)
+}
+
+/// A change of the host, its trial's gain (`study_pct`, its interval
+/// `lo`..`hi`) against fio's A/B turn of the same change at the same
+/// point: the line, and whether they agree — fio's gain, widened by
+/// [`GAIN_PCT`] of the job's rate (one turn), meets the trial's interval.
+pub fn host_line(
+    change: &str,
+    (study_pct, lo, hi): (f64, f64, f64),
+    fio_pct: f64,
+) -> (String, bool) {
+    let ratio = |pct: f64| 1.0 + pct / 100.0;
+    let head = format!(
+        "{change}: {study_pct:+.1} % ({lo:+.1} … {hi:+.1} %) by the study, {fio_pct:+.1} % by fio in one pair of turns at the same point"
+    );
+    let side = match () {
+        _ if ratio(fio_pct) * 1.1 < ratio(lo) => "the study over-claims: expect fio's figure",
+        _ if ratio(fio_pct) * 0.9 > ratio(hi) => "the study under-claims: fio gains more",
         _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)
