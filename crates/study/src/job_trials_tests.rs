@@ -80,6 +80,23 @@ fn planned(id: &str, value: &str) -> Planned {
     }
 }
 
+/// A run's result: the job's reads at `iops`.
+fn read_at(iops: f64) -> RunResult {
+    RunResult {
+        jobs: vec![JobResult {
+            name: "db".into(),
+            read: Some(DirResult {
+                ios: 1000,
+                iops,
+                bw_bytes_per_s: iops * 4096.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
 /// A run: 1000 IOPS, 1500 while a queue change is made.
 fn run_with(log: Log) -> impl FnMut(&ssdready_run::RunRequest) -> Result<RunResult, Failure> {
     move |_| {
@@ -92,19 +109,7 @@ fn run_with(log: Log) -> impl FnMut(&ssdready_run::RunRequest) -> Result<RunResu
         log.borrow_mut()
             .push(if changed { "run changed" } else { "run job" }.into());
         let iops = if changed { 1500.0 } else { 1000.0 };
-        Ok(RunResult {
-            jobs: vec![JobResult {
-                name: "db".into(),
-                read: Some(DirResult {
-                    ios: 1000,
-                    iops,
-                    bw_bytes_per_s: iops * 4096.0,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        })
+        Ok(read_at(iops))
     }
 }
 
@@ -397,24 +402,22 @@ fn run_lifted(
             _ => 1000.0,
         };
         log.borrow_mut().push(format!("run {iops}"));
-        Ok(RunResult {
-            jobs: vec![JobResult {
-                name: "db".into(),
-                read: Some(DirResult {
-                    ios: 1000,
-                    iops,
-                    bw_bytes_per_s: iops * 4096.0,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        })
+        Ok(read_at(iops))
     }
 }
 
 fn try_pair(rates: (f64, f64)) -> (HostSection, Vec<String>) {
     let (setting, planned) = hidden_pair();
+    try_planned(setting, planned, rates)
+}
+
+/// `planned` tried on `setting` with [`run_lifted`]'s rates: the section
+/// and what the hands and runs did.
+fn try_planned(
+    setting: Setting,
+    planned: Vec<Planned>,
+    rates: (f64, f64),
+) -> (HostSection, Vec<String>) {
     let log: Log = Rc::default();
     let mut hands = Fake {
         log: log.clone(),
@@ -514,26 +517,7 @@ fn a_limit_said_hidden_is_tried_alone_where_the_one_in_front_gained_nothing_or_w
     // The quota not tried at all: the cpuset is tried alone too.
     let (setting, mut planned) = hidden_pair();
     planned.retain(|p| p.lever.id == "cpuset");
-    let log: Log = Rc::default();
-    let mut hands = Fake {
-        log: log.clone(),
-        stuck: None,
-    };
-    let mut host = Host {
-        setting,
-        hands: &mut hands,
-    };
-    let mut run = run_lifted(log.clone(), (1000.0, 2000.0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = super::run(
-        &sections(),
-        &mut host,
-        planned,
-        Vec::new(),
-        &mut run,
-        &stop,
-        &mut |_| {},
-    );
+    let (s, _) = try_planned(setting, planned, (1000.0, 2000.0));
     assert_eq!(s.trials.len(), 1);
     assert_eq!(s.trials[0].behind, None);
     assert_eq!(s.trials[0].outcome, Outcome::Better);
