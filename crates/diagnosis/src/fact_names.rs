@@ -138,6 +138,7 @@ pub const KNOWN: &[&str] = &[
     "saturation_also",
     "saturation_also_first",
     "other_work_also",
+    "device_queue_also",
     "limit_setting",
     "limit_setting_name",
     "limit_setting_path",

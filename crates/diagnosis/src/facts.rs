@@ -470,6 +470,13 @@ fn saturation_causes(b: &mut Builder, s: &crate::limit::Saturation) {
     {
         b.text("other_work_also", Some("yes".into()), &s.runs);
     }
+    // The device's queue held too: a lever's estimate takes it as bound.
+    if s.also_held
+        .iter()
+        .any(|a| a.cause == crate::limit::Cause::DeviceQueue)
+    {
+        b.text("device_queue_also", Some("yes".into()), &s.runs);
+    }
     // A limit set on the machine (a throttle, a quota) caps every point
     // alike: comparisons between points then compare it with itself.
     if matches!(

@@ -108,12 +108,14 @@ fn queue_full(cx: &Context, attr: &str, c: &Candidate) -> Option<Estimate> {
     let (full, half) = (at(cx, now)?, at(cx, (now / 2).max(1))?);
     let deepest = cx.curve.iter().max_by_key(|x| x.0)?;
     // The curve kept growing past the queue's size, and nothing shows the
-    // queue full: it did not bind. Where the diagnosis named the queue
-    // (its positive evidence: the device held about what it admits) or
-    // the device's own counters show it full at the peak, it binds,
-    // however the curve grew past it (more I/Os in flight still amortise
-    // their submissions while they wait for a request).
-    let binds = cx.cause == Cause::DeviceQueue || filled(cx, now);
+    // queue full: it did not bind. Where the diagnosis named the queue, or
+    // found it holding too behind another cause (its positive evidence:
+    // the device held about what it admits), or the device's own counters
+    // show it full at the peak, it binds, however the curve grew past it
+    // (more I/Os in flight still amortise their submissions while they
+    // wait for a request).
+    let also = cx.facts.get("device_queue_also").is_some();
+    let binds = cx.cause == Cause::DeviceQueue || also || filled(cx, now);
     if u64::from(deepest.0) > now && deepest.1 > 1.15 * full && !binds {
         return Estimate::new(0.0, format!("the curve grew past QD {now}"));
     }
@@ -306,6 +308,15 @@ mod tests {
         let e = fact(&mut cx, 2.8);
         assert!(e.pct > 25.0, "{e:?}");
         assert_eq!(fact(&mut cx, 2.0).pct, 0.0);
+        // Or where the diagnosis found the queue holding too, behind a
+        // CPU quota it named first.
+        cx.cause = Cause::CpuQuota;
+        let also =
+            crate::facts::Fact::of(crate::facts::Value::Text("yes".into()), "text", Vec::new());
+        cx.facts.insert("device_queue_also".into(), also);
+        let e = fact(&mut cx, 2.0);
+        assert!(e.pct > 25.0, "{e:?}");
+        cx.facts.remove("device_queue_also");
         // Or where the diagnosis named the queue, on its own evidence.
         cx.cause = Cause::DeviceQueue;
         let e = fact(&mut cx, 2.0);
