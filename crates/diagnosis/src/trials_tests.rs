@@ -273,6 +273,7 @@ fn a_named_quota_whose_lift_gains_nothing_points_the_headline_at_the_queue_that_
         verdict("also-held", "a CPU quota"),
         verdict("random-writes", "x"),
     ];
+    v[0].finding = "The cgroup's CPU quota holds the study at 114.1K IOPS.".into();
     cite(&mut s, &mut v, &table, Cause::CpuQuota);
     assert_eq!(s.contradictions.len(), 1, "{:?}", s.contradictions);
     let c = &s.contradictions[0].text;
@@ -290,7 +291,7 @@ fn a_named_quota_whose_lift_gains_nothing_points_the_headline_at_the_queue_that_
     );
     assert!(
         v[0].finding
-            .ends_with("Lifting what the measurements named gained nothing beyond the noise: f"),
+            .ends_with("Lifting what the measurements named gained nothing beyond the noise: the cgroup's CPU quota holds the study at 114.1K IOPS."),
         "{}",
         v[0].finding
     );

@@ -134,6 +134,18 @@ pub fn trials_point(trials: &[Trial], levers: &[Lever], named: Cause) -> Option<
     Some(format!("the trials point at {}: {words}", other.name()))
 }
 
+/// A sentence set after a colon: its first letter lowered where it is a
+/// word's capital ("The cgroup's …"), not an initialism's ("SQLite", "QD").
+fn sentence_inside(s: &str) -> String {
+    let mut c = s.chars();
+    match (c.next(), c.next()) {
+        (Some(a), Some(b)) if a.is_uppercase() && b.is_lowercase() => {
+            format!("{}{}", a.to_lowercase(), &s[a.len_utf8()..])
+        }
+        _ => s.to_string(),
+    }
+}
+
 /// One confidence step down.
 fn lower(c: &str) -> &'static str {
     match c {
@@ -284,7 +296,7 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
                 v.finding = format!(
                     "The trials point at {}: {gained}. Lifting what the measurements named gained nothing beyond the noise: {}",
                     other.name(),
-                    v.finding.trim_end()
+                    sentence_inside(v.finding.trim_end())
                 );
             }
         }
