@@ -214,10 +214,13 @@ pub const MECHANICS: usize = 3;
 /// Pairs of turns fio runs of the best configuration.
 pub const BEST_PAIRS: usize = 2;
 
+/// Pairs of turns fio runs of the host's change that gained most.
+pub const HOST_PAIRS: usize = 2;
+
 /// The runs fio takes beside a job study, at most: the job as written,
 /// [`MECHANICS`]' pairs, the host's best change's pair, and the best
 /// configuration's pairs.
-pub const RUNS: usize = 1 + 2 * MECHANICS + 2 + 2 * BEST_PAIRS;
+pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * HOST_PAIRS + 2 * BEST_PAIRS;
 
 /// fio beside the job study's steps: the fio found (or why not), what it
 /// measured of the job as written, and the document's section.
@@ -338,8 +341,9 @@ impl Beside {
 
     /// The host's change that gained most on the job (its trial first
     /// among those that gained, `host`'s section ranked best first), in
-    /// one A/B turn by fio at the same point, made through the same
-    /// `change`: fio's gain set beside the trial's interval.
+    /// [`HOST_PAIRS`] pairs of A/B turns by fio at the same point, made
+    /// through the same `change`: fio's gain set beside the trial's
+    /// interval.
     pub fn host(
         &mut self,
         trial: &ssdready_diagnosis::trials::Trial,
@@ -360,16 +364,25 @@ impl Beside {
             return;
         }
         let mut sides = FioSides::new(fio, (sections, sections), stop);
-        let done = crate::trials::in_turns(&mut sides, change, 1);
-        let (Some(base), Some(changed)) = (sides.of(false), sides.of(true)) else {
-            self.doc.error.get_or_insert(done.error.unwrap_or_default());
-            return;
+        let done = crate::trials::in_turns(&mut sides, change, HOST_PAIRS);
+        if let Some(e) = done.error {
+            self.doc.error.get_or_insert(e);
+        }
+        let rate = |m: &Measured| match by_bandwidth {
+            true => m.bw_bytes_per_s,
+            false => m.iops,
         };
-        let Some(fio_pct) = judge::gain_pct(base, changed, by_bandwidth) else {
+        let pairs: Vec<f64> = done
+            .turns
+            .iter()
+            .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
+            .collect();
+        if pairs.is_empty() {
             return;
-        };
+        }
+        let fio_pct = judge::mean(&pairs);
         let (lo, hi) = g.interval();
-        let (line, agrees) = judge::host_line(&trial.change(), (g.change_pct, lo, hi), fio_pct);
+        let (line, agrees) = judge::host_line(&trial.change(), (g.change_pct, lo, hi), &pairs);
         self.doc.lines.push(line);
         self.doc.host = Some(judge::HostByFio {
             change: trial.change(),

@@ -214,21 +214,26 @@ pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> 
 }
 
 /// A change of the host, its trial's gain (`study_pct`, its interval
-/// `lo`..`hi`) against fio's A/B turn of the same change at the same
-/// point: the line, and whether they agree — fio's gain, widened by
-/// [`GAIN_PCT`] of the job's rate (one turn), meets the trial's interval.
+/// `lo`..`hi`) against fio's A/B turns of the same change at the same
+/// point (`fio_pairs_pct`, one gain per pair): the line, and whether they
+/// agree — fio's range of pairs, widened by [`GAIN_PCT`] of the job's
+/// rate (its pairs are few), meets the trial's interval.
 pub fn host_line(
     change: &str,
     (study_pct, lo, hi): (f64, f64, f64),
-    fio_pct: f64,
+    fio_pairs_pct: &[f64],
 ) -> (String, bool) {
     let ratio = |pct: f64| 1.0 + pct / 100.0;
+    let fio_pct = mean(fio_pairs_pct);
+    let flo = fio_pairs_pct.iter().copied().fold(fio_pct, f64::min);
+    let fhi = fio_pairs_pct.iter().copied().fold(fio_pct, f64::max);
     let head = format!(
-        "{change}: {study_pct:+.1} % ({lo:+.1} … {hi:+.1} %) by the study, {fio_pct:+.1} % by fio in one pair of turns at the same point"
+        "{change}: {study_pct:+.1} % ({lo:+.1} … {hi:+.1} %) by the study, {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %) by fio in {} pair(s) of turns at the same point",
+        fio_pairs_pct.len()
     );
     let side = match () {
-        _ if ratio(fio_pct) * 1.1 < ratio(lo) => "the study over-claims: expect fio's figure",
-        _ if ratio(fio_pct) * 0.9 > ratio(hi) => "the study under-claims: fio gains more",
+        _ if ratio(fhi) * 1.1 < ratio(lo) => "the study over-claims: expect fio's figure",
+        _ if ratio(flo) * 0.9 > ratio(hi) => "the study under-claims: fio gains more",
         _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)

@@ -131,21 +131,22 @@ fn the_best_configuration_keeps_a_mechanic_fio_confirms_and_leaves_out_one_it_do
 #[test]
 fn a_host_change_is_set_beside_fios_turn_of_it_and_a_gap_beyond_a_tenth_is_said() {
     // A cpuset's lift: +228 % (+43 … +587 %) by the study.
-    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), 40.0);
+    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 40.0]);
     assert!(agrees, "{line}");
     assert!(
-        line.ends_with("by fio in one pair of turns at the same point: they agree"),
+        line.ends_with("by fio in 2 pair(s) of turns at the same point: they agree"),
         "{line}"
     );
-    // fio's +9 % is below the trial's interval, even widened by a tenth.
-    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), 9.0);
+    // fio's +9 % and +11 % are below the trial's interval, even widened
+    // by a tenth.
+    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 11.0]);
     assert!(!agrees);
     assert!(
         line.ends_with("the study over-claims: expect fio's figure"),
         "{line}"
     );
     // A queue's lift: +169 % (+82 … +287 %); fio's +400 % above it.
-    let (line, agrees) = host_line("nr-requests 4 → 128", (168.8, 82.0, 287.0), 400.0);
+    let (line, agrees) = host_line("nr-requests 4 → 128", (168.8, 82.0, 287.0), &[400.0, 420.0]);
     assert!(!agrees);
     assert!(
         line.ends_with("the study under-claims: fio gains more"),
