@@ -281,6 +281,31 @@ fn asked_to_try_the_hosts_changes_the_job_study_lifts_a_planted_limit_and_leaves
         .find(|u| u["lever"] == "nr-requests")
         .unwrap();
     assert_eq!(nr["reason"], "cannot_bind", "{nr}");
+    // Where fio ran beside the study, it A/B'd the change that gained
+    // most, at the same point, through the same change (the queue is as
+    // it was, above), and the line says whether the trial agrees.
+    let fio = &doc["fio"];
+    let fio_ran = fio["as_written"].is_object() && fio["error"].is_null();
+    let gained: Vec<String> = trials
+        .iter()
+        .filter(|t| t["outcome"] == "better" && t["moved"].is_null())
+        .map(|t| {
+            format!(
+                "{} {} → {}",
+                t["lever"].as_str().unwrap(),
+                t["from"].as_str().unwrap(),
+                t["to"].as_str().unwrap()
+            )
+        })
+        .collect();
+    if fio_ran && !gained.is_empty() {
+        let h = &fio["host"];
+        assert_eq!(h["change"].as_str(), Some(gained[0].as_str()), "{fio}");
+        assert!(
+            stdout.contains("by fio in 2 pair(s) of turns at the same point"),
+            "{stdout}"
+        );
+    }
     // Where the best configuration gained with the size among its host
     // changes (its trial helped beyond the noise; a loaded machine can
     // leave it too noisy to judge), the udev rule that keeps the size
