@@ -114,7 +114,7 @@ fn queue_full(cx: &Context, attr: &str, c: &Candidate) -> Option<Estimate> {
     // show it full at the peak, it binds, however the curve grew past it
     // (more I/Os in flight still amortise their submissions while they
     // wait for a request).
-    let also = cx.facts.get("device_queue_also").is_some();
+    let also = cx.facts.contains_key("device_queue_also");
     let binds = cx.cause == Cause::DeviceQueue || also || filled(cx, now);
     if u64::from(deepest.0) > now && deepest.1 > 1.15 * full && !binds {
         return Estimate::new(0.0, format!("the curve grew past QD {now}"));
