@@ -8,7 +8,13 @@ use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 
+/// One study at a time: each measures the machine, and two at once on a
+/// machine of few CPUs would each be the other's load (a rate-limited
+/// job beside a study trying the host's changes ran starved).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn study_job(args: &[&str], out: &Path) -> (i32, String, String) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .arg("study")
         .args(args)

@@ -29,6 +29,7 @@ use crate::limit::Cause;
 use crate::rules::RuleError;
 use estimate::Estimate;
 use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::Inventory;
 use std::collections::BTreeMap;
 
 pub use crate::lever_context::{Candidate, Context, Point};
@@ -294,6 +295,16 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
 /// file's value, the study's group, or what the job ran with.
 pub fn replaced(l: &Lever, cx: &Context, p: &Point) -> String {
     l.ops().replaced(l, cx, p)
+}
+
+/// What lifting `l`'s limit of the study's groups behind `front`'s (both
+/// at once) leaves, in the words of its candidate: "without the cpuset"
+/// where the two were the only limits, else those still kept. None for a
+/// lever that lifts no one limit.
+pub fn lifted_behind(l: &Lever, front: &Lever, limits: Option<&Inventory>) -> Option<String> {
+    let g = l.lift()?;
+    let both = l.lifted(limits).with(&front.lifted(limits));
+    Some(crate::lever_values::lift::without(g, &both.kept))
 }
 
 /// Why `l`'s limit cannot bind at point `p`, where the facts say so

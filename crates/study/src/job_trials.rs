@@ -167,13 +167,15 @@ fn one(
     };
     let cx = host.setting.context();
     let point = crate::job_levers::point(sections);
+    let table = levers::shipped();
     let mut trial = Trial {
         lever: l.id.clone(),
         kind: l.kind,
         what: l.what.clone(),
         from: levers::replaced(l, &cx, &point),
         to: front
-            .and_then(|f| lifted_with(host, l, f))
+            .and_then(|f| table.iter().find(|x| x.id == f.lever))
+            .and_then(|f| levers::lifted_behind(l, f, host.setting.limits.as_ref()))
             .unwrap_or_else(|| p.candidate.value.clone()),
         devices: disks.clone(),
         at: "the job as written".into(),
@@ -209,21 +211,6 @@ fn one(
         ssdready_diagnosis::trials::combination::behind_front(&mut trial, f);
     }
     (trial, done.fatal)
-}
-
-/// What a limit of the study's groups lifted behind `front`'s lift
-/// leaves, in the words of its candidate: "without the cpuset" where the
-/// two lifted the only limits, else the limits still kept.
-fn lifted_with(host: &Host, l: &levers::Lever, front: &Trial) -> Option<String> {
-    let g = l.lift()?;
-    let table = levers::shipped();
-    let f = table.iter().find(|x| x.id == front.lever)?;
-    let limits = host.setting.limits.as_ref();
-    let both = l.lifted(limits).with(&f.lifted(limits));
-    Some(match both.kept.is_empty() {
-        true => format!("without {}", g.words()),
-        false => format!("without {}, {} kept", g.words(), both.kept.join(" and ")),
-    })
 }
 
 /// The job study's sides: the job as written and the changed job, each

@@ -406,7 +406,7 @@ pub fn run_job(
 }
 
 /// The host's change that gained most (`s` ranked best first), by fio
-/// beside the study in one A/B turn, made as its trial made it.
+/// beside the study in pairs of A/B turns, made as its trial made it.
 fn fio_host(
     s: &job_trials::HostSection,
     (host, beside): (&mut Host, &mut Beside),

@@ -37,11 +37,7 @@ impl Form for Lift {
     fn proposed(&self, now: &Now) -> Vec<Candidate> {
         let g = self.0;
         let kept = group_limits::lift(g, now.cx.limits.as_ref()).kept;
-        let value = match kept.is_empty() {
-            true => format!("without {}", g.words()),
-            false => format!("without {}, {} kept", g.words(), kept.join(" and ")),
-        };
-        vec![Candidate::of(value)]
+        vec![Candidate::of(without(g, &kept))]
     }
 
     fn limit(&self) -> Option<GroupLimit> {
@@ -50,5 +46,13 @@ impl Form for Lift {
 
     fn gain(&self) -> Option<Gain> {
         Some(Gain::HeadroomIfCause(self.0))
+    }
+}
+
+/// The candidate's words: `g` lifted, the limits `kept` named.
+pub(crate) fn without(g: GroupLimit, kept: &[String]) -> String {
+    match kept.is_empty() {
+        true => format!("without {}", g.words()),
+        false => format!("without {}, {} kept", g.words(), kept.join(" and ")),
     }
 }
