@@ -218,7 +218,7 @@ pub const BEST_PAIRS: usize = 2;
 pub const HOST_PAIRS: usize = 2;
 
 /// The runs fio takes beside a job study, at most: the job as written,
-/// [`MECHANICS`]' pairs, the host's best change's pair, and the best
+/// [`MECHANICS`]' pairs, the host's best change's pairs, and the best
 /// configuration's pairs.
 pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * HOST_PAIRS + 2 * BEST_PAIRS;
 
@@ -368,15 +368,7 @@ impl Beside {
         if let Some(e) = done.error {
             self.doc.error.get_or_insert(e);
         }
-        let rate = |m: &Measured| match by_bandwidth {
-            true => m.bw_bytes_per_s,
-            false => m.iops,
-        };
-        let pairs: Vec<f64> = done
-            .turns
-            .iter()
-            .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
-            .collect();
+        let pairs = pairs_pct(&done.turns, by_bandwidth);
         if pairs.is_empty() {
             return;
         }
@@ -412,20 +404,25 @@ impl Beside {
         if done.turns.is_empty() {
             return;
         }
-        let rate = |m: &Measured| match b.by_bandwidth {
-            true => m.bw_bytes_per_s,
-            false => m.iops,
-        };
-        b.fio_pairs_pct = done
-            .turns
-            .iter()
-            .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
-            .collect();
+        b.fio_pairs_pct = pairs_pct(&done.turns, b.by_bandwidth);
         b.fio_gain_pct = Some(judge::mean(&b.fio_pairs_pct));
         let (line, agrees) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct);
         self.doc.lines.push(line);
         self.doc.best_agrees = Some(agrees);
     }
+}
+
+/// Each turn's gain of the changed run over the baseline, percent, on
+/// bandwidth or IOPS.
+fn pairs_pct(turns: &[ssdready_diagnosis::trials::Turn], by_bandwidth: bool) -> Vec<f64> {
+    let rate = |m: &Measured| match by_bandwidth {
+        true => m.bw_bytes_per_s,
+        false => m.iops,
+    };
+    turns
+        .iter()
+        .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
+        .collect()
 }
 
 /// fio's sides of an A/B turn: the job as written and the changed job,

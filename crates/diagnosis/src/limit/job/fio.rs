@@ -44,9 +44,9 @@ pub struct FioBeside {
     /// ([`best_line`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_agrees: Option<bool>,
-    /// The host's change that gained most, by fio in one A/B turn: the
-    /// change, fio's gain on the trial's measure, and whether the study's
-    /// trial agrees ([`host_line`]).
+    /// The host's change that gained most, by fio in pairs of A/B turns:
+    /// the change, fio's mean gain on the trial's measure, and whether the
+    /// study's trial agrees ([`host_line`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostByFio>,
     /// The study's figures against fio's, one line each.
@@ -57,7 +57,7 @@ pub struct FioBeside {
     pub error: Option<String>,
 }
 
-/// The host's change that gained most, as fio's A/B turn measured it.
+/// The host's change that gained most, as fio's A/B turns measured it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostByFio {
     /// The change in words (`nr-requests 4 → 128`).
@@ -190,50 +190,51 @@ pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> String {
 /// line, and whether they agree — fio's range of pairs, widened by
 /// [`GAIN_PCT`] of the job's rate (its runs are few), meets the study's.
 pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> (String, bool) {
-    let range = |v: &[f64], at: f64| {
-        let lo = v.iter().copied().fold(at, f64::min);
-        let hi = v.iter().copied().fold(at, f64::max);
-        (lo, hi)
-    };
     let fio_pct = mean(fio_pairs_pct);
     let (lo, hi) = range(pairs_pct, claimed_pct);
     let (flo, fhi) = range(fio_pairs_pct, fio_pct);
-    let ratio = |pct: f64| 1.0 + pct / 100.0;
     let head = format!(
         "the best configuration by fio, in {} pair(s) of turns with the same changes: {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %), against the study's {claimed_pct:+.1} % ({lo:+.1} … {hi:+.1} %)",
         fio_pairs_pct.len()
     );
-    let fio_above = ratio(flo) * 0.9 > ratio(hi);
-    let fio_below = ratio(fhi) * 1.1 < ratio(lo);
-    let side = match (fio_below, fio_above) {
-        (true, _) => "the study over-claims: expect fio's figure",
-        (_, true) => "the study under-claims: fio gains more",
-        _ => return (format!("{head}: they agree"), true),
-    };
-    (format!("{head}: {side}"), false)
+    judged(head, (lo, hi), (flo, fhi))
 }
 
 /// A change of the host, its trial's gain (`study_pct`, its interval
 /// `lo`..`hi`) against fio's A/B turns of the same change at the same
 /// point (`fio_pairs_pct`, one gain per pair): the line, and whether they
-/// agree — fio's range of pairs, widened by [`GAIN_PCT`] of the job's
-/// rate (its pairs are few), meets the trial's interval.
+/// agree, as [`best_line`] judges it.
 pub fn host_line(
     change: &str,
     (study_pct, lo, hi): (f64, f64, f64),
     fio_pairs_pct: &[f64],
 ) -> (String, bool) {
-    let ratio = |pct: f64| 1.0 + pct / 100.0;
     let fio_pct = mean(fio_pairs_pct);
-    let flo = fio_pairs_pct.iter().copied().fold(fio_pct, f64::min);
-    let fhi = fio_pairs_pct.iter().copied().fold(fio_pct, f64::max);
+    let (flo, fhi) = range(fio_pairs_pct, fio_pct);
     let head = format!(
         "{change}: {study_pct:+.1} % ({lo:+.1} … {hi:+.1} %) by the study, {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %) by fio in {} pair(s) of turns at the same point",
         fio_pairs_pct.len()
     );
+    judged(head, (lo, hi), (flo, fhi))
+}
+
+/// The lowest and highest of `v` and `at`.
+fn range(v: &[f64], at: f64) -> (f64, f64) {
+    let lo = v.iter().copied().fold(at, f64::min);
+    let hi = v.iter().copied().fold(at, f64::max);
+    (lo, hi)
+}
+
+/// `head` with its verdict: the study's range `lo`..`hi` agrees with
+/// fio's `flo`..`fhi` where fio's, widened by [`GAIN_PCT`] of the job's
+/// rate (its pairs are few), meets it; else the study over- or
+/// under-claims. Percent gains; whether they agree.
+fn judged(head: String, (lo, hi): (f64, f64), (flo, fhi): (f64, f64)) -> (String, bool) {
+    let ratio = |pct: f64| 1.0 + pct / 100.0;
+    let widen = GAIN_PCT / 100.0;
     let side = match () {
-        _ if ratio(fhi) * 1.1 < ratio(lo) => "the study over-claims: expect fio's figure",
-        _ if ratio(flo) * 0.9 > ratio(hi) => "the study under-claims: fio gains more",
+        _ if ratio(fhi) * (1.0 + widen) < ratio(lo) => "the study over-claims: expect fio's figure",
+        _ if ratio(flo) * (1.0 - widen) > ratio(hi) => "the study under-claims: fio gains more",
         _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)
