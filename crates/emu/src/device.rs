@@ -73,6 +73,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub(crate) mod basics;
+pub(crate) mod die_lanes;
 pub mod queue_reads;
 pub mod shared_reads;
 use basics::{earliest, per_pages, Timeline};
@@ -229,9 +230,13 @@ impl Device {
         DeviceCounters {
             die_busy_ns: match &self.dram {
                 Some(u) => u.0.busy_ns(),
-                None => (self.counters.die_busy_ns.iter().zip(&self.nand))
-                    .map(|(b, n)| b.saturating_add(n.lock().read_busy_ns))
-                    .collect(),
+                None => {
+                    let mut busy: Vec<u64> = (self.counters.die_busy_ns.iter().zip(&self.nand))
+                        .map(|(b, n)| b.saturating_add(n.lock().read_busy_ns))
+                        .collect();
+                    self.add_lane_busy(&mut busy);
+                    busy
+                }
             },
             ..self.counters.clone()
         }
@@ -439,16 +444,33 @@ impl Device {
         &self,
         lpn: u64,
         (at, cmd, now): (u64, u64, u64),
-        mut channel: impl FnMut(usize, u64) -> u64,
+        channel: impl FnMut(usize, u64) -> u64,
     ) -> u64 {
-        let Some(ppn) = self.ftl.as_ref().and_then(|f| f.mapping(lpn)) else {
-            return at;
-        };
+        match self.page_at(lpn) {
+            Some(at_page) => self.read_die(at_page, (at, cmd, now), channel).0,
+            None => at,
+        }
+    }
+
+    /// Where logical page `lpn`'s data is: its die, plane and NAND page
+    /// (None: unmapped, or on no die).
+    #[inline]
+    pub(crate) fn page_at(&self, lpn: u64) -> Option<(usize, usize, u64)> {
+        let ppn = self.ftl.as_ref().and_then(|f| f.mapping(lpn))?;
         let (d, plane, page) = self.timing.locate(ppn);
-        let Some(die) = self.nand.get(d) else {
-            return at;
-        };
-        let mut die = die.lock();
+        (d < self.nand.len()).then_some((d, plane, page))
+    }
+
+    /// [`Device::read_page_with`] of a page at `(die, plane, page)`, under
+    /// the die's lock: when its data crossed the channel, and until when
+    /// the die's own schedule then holds work ([`Die::busy_until`]).
+    pub(crate) fn read_die(
+        &self,
+        (d, plane, page): (usize, usize, u64),
+        (at, cmd, now): (u64, u64, u64),
+        mut channel: impl FnMut(usize, u64) -> u64,
+    ) -> (u64, u64) {
+        let mut die = self.nand[d].lock();
         let c = d % self.chans.len();
         let dur = self.chan_ns_per_page;
         let planes = u64::from(self.timing.planes);
@@ -457,7 +479,7 @@ impl Device {
             let x = channel(c, read_end.max(at));
             die.extend_read(plane, x);
             die.read_busy_ns = die.read_busy_ns.saturating_add(dur / planes);
-            return x;
+            return (x, die.busy_until());
         }
         let plan = die.begin_read(at, plane, now, &self.timing);
         let read_end = plan.begin.saturating_add(self.p.read_ns);
@@ -467,7 +489,7 @@ impl Device {
         die.read_counts = counts;
         // A read holds one plane: its share of the die.
         die.read_busy_ns = die.read_busy_ns.saturating_add(busy / planes);
-        x
+        (x, die.busy_until())
     }
 
     /// Program the pages of a write whose data arrived at `arrived`, with

@@ -285,6 +285,44 @@ impl Die {
         self.pe_end
     }
 
+    /// When the program and erase work queued on this die so far ends,
+    /// with the delays reads gave it: a read from then on meets none.
+    pub fn pe_until(&self) -> u64 {
+        let ops = self.ops.back().map_or(0, |o| o.end);
+        self.pe_end.max(ops)
+    }
+
+    /// [`Die::pe_until`], or when the last read made under the die's own
+    /// schedule crossed the channel, whichever is later.
+    pub fn busy_until(&self) -> u64 {
+        self.pe_until().max(self.read_free)
+    }
+
+    /// Take in reads made on queue pairs' own lanes of this die
+    /// ([`crate::device::die_lanes`]): per plane, when their data crossed
+    /// the channel (`free`); they kept the die `reads_ns`, its share
+    /// `busy_ns`.
+    pub(crate) fn absorb_lane_reads(&mut self, free: &[u64], reads_ns: u64, busy_ns: u64) {
+        for (p, &f) in self.plane_free.iter_mut().zip(free) {
+            *p = (*p).max(f);
+            self.read_free = self.read_free.max(f);
+        }
+        self.reads_ns = self.reads_ns.saturating_add(reads_ns);
+        self.read_busy_ns = self.read_busy_ns.saturating_add(busy_ns);
+    }
+
+    /// What reads left in its schedule (tests): its planes' free times,
+    /// its reads' end, their die time and its share.
+    #[cfg(test)]
+    pub(crate) fn read_state(&self) -> (Vec<u64>, u64, u64, u64) {
+        (
+            self.plane_free.clone(),
+            self.read_free,
+            self.reads_ns,
+            self.read_busy_ns,
+        )
+    }
+
     /// When the last host program on this die ends.
     pub fn host_end(&self) -> u64 {
         self.op_end(self.last_host.0).unwrap_or(self.last_host.1)

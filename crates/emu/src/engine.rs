@@ -24,7 +24,9 @@
 //! submits anything but a read — and the device then fetches the whole
 //! queue at once, as an NVMe controller fetches the entries a doorbell
 //! announces. The batch goes on the worker's own lanes of the link, the
-//! controller's cores and the channels, which book the device's capacity
+//! controller's cores, the channels and the dies (a die's own schedule
+//! only where program or erase work may meet the read,
+//! [`crate::device::die_lanes`]), which book the device's capacity
 //! frame by frame in its ledgers, a chunk at a time ([`crate::ledger`],
 //! [`crate::device::Device::read_lanes_batch`]): workers take no
 //! device-wide lock and write no common cache line per read, and together
@@ -160,7 +162,7 @@ impl EmuEngine {
             None => Vec::new(),
         };
         Ok(EmuEngine {
-            lanes: Lanes::new(&dev.params),
+            lanes: dev.lanes(),
             seqs,
             bufs: slot_bufs(&dev, spec, seed)?,
             mode: match spec.completion {

@@ -95,6 +95,15 @@ impl SharedDevice {
         }))
     }
 
+    /// A worker's own lanes of the device's link, controller, channels and
+    /// dies, for the reads of its queue pair ([`Device::read_lanes_batch`]).
+    pub fn lanes(&self) -> Lanes {
+        match &self.shared_reads {
+            Some(ledgers) => ledgers.lanes(&self.params),
+            None => Lanes::new(&self.params),
+        }
+    }
+
     /// Capacity in bytes.
     pub fn capacity(&self) -> u64 {
         self.capacity
@@ -233,7 +242,16 @@ impl SharedDevice {
         let Ok(mut dev) = self.device.write() else {
             return Err(self.fail(POISONED.into()));
         };
-        match catch_unwind(AssertUnwindSafe(|| f(&mut dev))) {
+        let held = |dev: &mut Device| {
+            // What queue pairs read on their own lanes of the dies first,
+            // and after, until when each die has program work queued
+            // ([`crate::device::die_lanes`]).
+            dev.absorb_lane_reads();
+            let r = f(dev);
+            dev.publish_die_ends();
+            r
+        };
+        match catch_unwind(AssertUnwindSafe(|| held(&mut dev))) {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(self.fail(e.to_string())),
             Err(panic) => Err(self.panicked(panic)),

@@ -26,8 +26,8 @@ use ssdready_core::options::{RawOption, Section};
 /// Repeats of the job as written.
 pub const REPEATS: usize = 3;
 pub use ssdready_diagnosis::limit::job::{
-    canonical, directions, engine_named, largest_block, mean_block, median_spread, rates, set_all,
-    spec, Dir, JobFigures, Part, RunFigures, VariantResult, GAIN_PCT,
+    canonical, directions, drop_idle, engine_named, largest_block, mean_block, median_spread,
+    rates, set_all, spec, Dir, JobFigures, Part, RunFigures, VariantResult, GAIN_PCT,
 };
 
 /// Options whose effect the study cannot repeat run after run.

@@ -448,8 +448,8 @@ fn measure_job(
         tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
         match points.run(Kind::Repeat(i), sections, &job::request(sections, stop)) {
             Ok(r) => {
-                if i == 0 {
-                    doc.rates = job::rates(&r);
+                if doc.rates.is_empty() {
+                    doc.rates = job::rates(&r); // from the first repeat with I/O
                 }
                 doc.repeats.push(RunFigures::of(&r))
             }
@@ -468,6 +468,7 @@ fn measure_job(
             Err(e) => doc.notes.push(format!("the instrumented run failed: {e}")),
         }
     }
+    doc.notes.extend(job::drop_idle(&mut doc.repeats));
     let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
     let Some((median, spread)) = job::median_spread(&rates) else {
         return false;

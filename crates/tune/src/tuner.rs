@@ -213,7 +213,7 @@ impl Tuner {
             match self.set(device, a, v) {
                 Ok(()) => kept.push(a.to_string()),
                 Err(e) => moved.push(format!(
-                    "{a} on {device} moved {v} → {now} with {attr} and could not be put back ({e})"
+                    "{a} on {device} ({v} → {now} with {attr}), which could not be put back ({e})"
                 )),
             }
         }

@@ -437,7 +437,7 @@ fn a_setting_the_switch_moved_that_cannot_be_put_back_is_said() {
     assert_eq!(moved.len(), 1, "{moved:?}");
     assert!(
         moved[0].starts_with(
-            "nr_requests on loop0 moved 128 → 64 with scheduler and could not be put back"
+            "nr_requests on loop0 (128 → 64 with scheduler), which could not be put back"
         ),
         "{moved:?}"
     );

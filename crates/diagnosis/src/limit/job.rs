@@ -282,6 +282,25 @@ pub struct VariantResult {
     pub fio_gain_pct: Option<f64>,
 }
 
+/// Leave out the repeats that counted no I/O where another repeat did: a
+/// run that moved nothing says nothing of the job's rate, and in the
+/// median it would stand for a rate of 0. The note saying which, if any.
+pub fn drop_idle(repeats: &mut Vec<RunFigures>) -> Option<String> {
+    let idle = |r: &RunFigures| r.iops() <= 0.0;
+    let which: Vec<String> = (repeats.iter().enumerate())
+        .filter(|(_, r)| idle(r))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if which.is_empty() || which.len() == repeats.len() {
+        return None;
+    }
+    repeats.retain(|r| !idle(r));
+    Some(format!(
+        "repeat {} of the job as written counted no I/O: left out of its median and spread",
+        which.join(", ")
+    ))
+}
+
 /// The median of the repeats' rates, and their spread (max − min) in
 /// percent of it.
 pub fn median_spread(rates: &[f64]) -> Option<(f64, f64)> {
@@ -333,4 +352,48 @@ pub fn rates(r: &RunResult) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reads(iops: f64) -> RunFigures {
+        let read = Some(Dir {
+            iops,
+            ..Dir::default()
+        });
+        RunFigures {
+            together: JobFigures {
+                read,
+                ..JobFigures::default()
+            },
+            ..RunFigures::default()
+        }
+    }
+
+    #[test]
+    fn a_repeat_that_counted_no_io_stays_out_of_the_median_where_another_did() {
+        // A first repeat that moved nothing, then 1.6K and 2.05K: with it
+        // the median is 1.6K and the spread 128 %; without it, what the
+        // two runs that did I/O say.
+        let mut repeats = vec![reads(0.0), reads(1600.0), reads(2050.0)];
+        let note = drop_idle(&mut repeats).expect("said");
+        assert!(
+            note.starts_with("repeat 1 of the job as written counted no I/O"),
+            "{note}"
+        );
+        let rates: Vec<f64> = repeats.iter().map(RunFigures::iops).collect();
+        assert_eq!(rates, [1600.0, 2050.0]);
+        let (median, spread) = median_spread(&rates).unwrap();
+        assert_eq!(median, 2050.0);
+        assert!((spread - 100.0 * 450.0 / 2050.0).abs() < 1e-9);
+        // All idle, or none: kept as they are, nothing said.
+        let mut none = vec![reads(0.0), reads(0.0)];
+        assert_eq!(drop_idle(&mut none), None);
+        assert_eq!(none.len(), 2);
+        let mut all = vec![reads(5.0), reads(6.0)];
+        assert_eq!(drop_idle(&mut all), None);
+        assert_eq!(all.len(), 2);
+    }
 }

@@ -5,12 +5,13 @@
 //! ([`crate::ledger`]): each queue pair reserves them on its own schedule
 //! ([`Lanes`], owned by its worker) and books their capacity frame by
 //! frame, a chunk at a time, so workers on different queue pairs write no
-//! common cache line per read for them; only the die a page is on is
-//! locked, as for any shared read ([`super::shared_reads`]: its planes'
-//! schedule and the program/erase work a read suspends are state, not a
-//! rate). A queue pair alone gets the times [`Device::read_shared_batch`]
-//! gives; several together never put more work in a frame than the
-//! resource can do in it.
+//! common cache line per read for them. The die a page is on is locked,
+//! as for any shared read ([`super::shared_reads`]: the program/erase
+//! work a read suspends is state, not a rate), only while such work may meet
+//! the read: otherwise each queue pair reads a die on its own lane too
+//! ([`super::die_lanes`]). A queue pair alone gets the times
+//! [`Device::read_shared_batch`] gives; several together never put more
+//! work in a frame than the resource can do in it.
 //!
 //! Commands that hold the model alone (writes, trims, flushes, GC's
 //! program transfers) reserve the device's own schedules of these
@@ -20,38 +21,58 @@
 //! the device's other commands share one capacity. The virtual-time
 //! simulation never books: its device has no ledgers.
 
+use super::die_lanes::{DieBooks, DieLanes};
 use super::shared_reads::SharedRead;
 use super::Device;
 use crate::ledger::{CoresLane, Credit, Ledger, LineLane};
 use std::sync::Arc;
 
-/// The ledgers of a device's link (as commands cross it, as data does)
-/// and of its controller's cores.
+/// The ledgers of a device's link (as commands cross it, as data does),
+/// of its controller's cores, its channels and its dies.
 #[derive(Debug)]
 pub struct Ledgers {
     cmd: Ledger,
     data: Ledger,
     cores: Ledger,
     chans: Vec<Ledger>,
+    dies: DieBooks,
+}
+
+impl Ledgers {
+    /// Lanes for one more queue pair: its reads of the dies are tallied
+    /// here ([`super::die_lanes`]).
+    pub fn lanes(&self, p: &crate::config::Params) -> Lanes {
+        Lanes {
+            dies: self.dies.lanes(p),
+            ..Lanes::new(p)
+        }
+    }
+
+    pub(super) fn die_books(&self) -> &DieBooks {
+        &self.dies
+    }
 }
 
 /// One queue pair's lanes on them (module docs).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Lanes {
     cmd: LineLane,
     data: LineLane,
     cores: CoresLane,
     chans: Vec<LineLane>,
+    dies: DieLanes,
 }
 
 impl Lanes {
-    /// Lanes on a device of parameters `p`.
+    /// Lanes on a device of parameters `p` for reads that never reach a
+    /// die ([`Ledgers::lanes`] gives those whose reads may).
     pub fn new(p: &crate::config::Params) -> Lanes {
         Lanes {
             cmd: LineLane::default(),
             data: LineLane::default(),
             cores: CoresLane::new(p.fw_units as usize),
             chans: vec![LineLane::default(); p.channels.max(1) as usize],
+            dies: DieLanes::new(p),
         }
     }
 
@@ -60,7 +81,7 @@ impl Lanes {
     pub fn visits(&self) -> u64 {
         let lines = [&self.cmd, &self.data].into_iter().chain(&self.chans);
         let lines: u64 = lines.map(|l| l.credit().visits()).sum();
-        lines + self.cores.credit().visits()
+        lines + self.cores.credit().visits() + self.dies.visits()
     }
 }
 
@@ -68,7 +89,7 @@ impl Lanes {
 /// ledgers, and its credit in each.
 #[derive(Debug, Clone)]
 pub(crate) struct Booking {
-    ledgers: Arc<Ledgers>,
+    pub(super) ledgers: Arc<Ledgers>,
     cmd: Credit,
     data: Credit,
     cores: Credit,
@@ -86,6 +107,7 @@ impl Device {
             chans: (self.chans.iter())
                 .map(|_| Ledger::new(1, self.chan_ns_per_page.max(1)))
                 .collect(),
+            dies: DieBooks::new(&self.p),
         }
     }
 
@@ -99,13 +121,16 @@ impl Device {
             data: Credit::default(),
             cores: Credit::default(),
         });
+        self.publish_die_ends();
     }
 
     /// The reads of one queue pair, fetched together, on its own `lanes`
     /// (module docs): each read's completion time into `done`. Each read
     /// reserves, in order, its command on the link, a controller core,
     /// each page's die and channel, and its data on the link, as
-    /// [`Device::read_shared_batch`] does.
+    /// [`Device::read_shared_batch`] does; the lanes' reads of the dies are
+    /// taken into them before the model is next held alone
+    /// ([`Device::absorb_lane_reads`]).
     pub fn read_lanes_batch(
         &self,
         (ledgers, lanes): (&Ledgers, &mut Lanes),
@@ -119,10 +144,11 @@ impl Device {
             let pages = self.lpns(&r.extent);
             let cost = self.controller_ns(pages.end - pages.start, 1);
             let ready = lanes.cores.take(&ledgers.cores, fetched, cost);
-            let (chans, ledger) = (&mut lanes.chans, &ledgers.chans);
+            let (chans, ledger, dies) = (&mut lanes.chans, &ledgers.chans, &mut lanes.dies);
             let data_at = pages.fold(ready, |x, lpn| {
                 let channel = |c: usize, from| chans[c].reserve(&ledger[c], from, chan_ns, r.t);
-                x.max(self.read_page_with(lpn, (ready, r.cmd, r.t), channel))
+                let on = (&ledgers.dies, &mut *dies);
+                x.max(self.read_page_lane(lpn, (ready, r.cmd, r.t), on, channel))
             });
             let dur = self.link_ns(r.extent.len);
             let x = lanes.data.reserve(&ledgers.data, data_at, dur, r.t);
@@ -206,6 +232,15 @@ impl Device {
     pub(crate) fn hold_links(&self) -> Vec<LinkGuard<'_>> {
         let lines = [&self.cmd_line, &self.link_line].into_iter();
         lines.chain(&self.chans).map(|l| l.lock()).collect()
+    }
+}
+
+/// Hold every die's lock (tests: readers on lanes of dies with no
+/// program work to meet never wait).
+#[cfg(test)]
+impl Device {
+    pub(crate) fn hold_dies(&self) -> Vec<std::sync::MutexGuard<'_, crate::die::Die>> {
+        self.nand.iter().map(|n| n.lock()).collect()
     }
 }
 
