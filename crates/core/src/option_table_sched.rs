@@ -69,6 +69,18 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "cpu_latency_us",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=2000000000 µs (root: a PM QoS request through /dev/cpu_dma_latency)",
+        help: "ssdready: while the job runs, keep idle CPUs out of idle states slower than this \
+               to leave (0: they poll instead of halting)",
+        set: |s, v| {
+            s.sched.cpu_latency_us = Some(ranged_u32(v, 0, 2_000_000_000)?);
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "cpumask",
         aliases: &[],
         arity: Arity::Value,

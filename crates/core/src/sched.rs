@@ -197,6 +197,10 @@ pub struct SchedSpec {
     pub latency_window_ns: u64,
     pub latency_percentile: Option<f64>,
     pub latency_run: bool,
+    /// `cpu_latency_us` (ssdready's): the CPU wake-up latency held while
+    /// the job runs, as a PM QoS request (None: none held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_latency_us: Option<u32>,
 }
 
 impl SchedSpec {

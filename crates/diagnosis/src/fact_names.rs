@@ -91,6 +91,7 @@ pub const KNOWN: &[&str] = &[
     "transport_scope",
     "target_kind",
     "cpus",
+    "root",
     "noise_pct",
     "background_busy_pct",
     "checks_disagree",

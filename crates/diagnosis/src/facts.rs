@@ -97,6 +97,7 @@ pub fn facts(
     b.text("target_kind", Some(format!("{:?}", t.kind)), none);
     b.text("current_scheduler", t.scheduler.clone(), none);
     b.num("cpus", Some(m.cpus as f64), "count", none);
+    b.num("root", Some(f64::from(u8::from(m.root))), "count", none);
     b.num("noise_pct", f.noise_pct, "pct", none);
     if let Some(n) = &f.noisiest {
         b.text("noisiest_point", Some(n.point.clone()), &n.runs);

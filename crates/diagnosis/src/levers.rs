@@ -20,6 +20,7 @@ pub mod estimate;
 pub mod kind;
 pub mod kind_application;
 pub mod kind_cgroup;
+pub mod kind_cpu;
 pub mod kind_priority;
 pub mod kind_queue;
 pub mod lever;
@@ -48,11 +49,12 @@ pub const TABLE: &str = include_str!("../data/levers.table");
 /// Every kind: its word in the table, the kind a trial records, and its
 /// unit. A lever of `priority` is recorded as the application's own
 /// choice, as it always was.
-pub const KINDS: [(Kind, &dyn LeverKind); 4] = [
+pub const KINDS: [(Kind, &dyn LeverKind); 5] = [
     (Kind::Queue, &kind_queue::QUEUE),
     (Kind::Cgroup, &kind_cgroup::CGROUP),
     (Kind::Application, &kind_application::APPLICATION),
     (Kind::Application, &kind_priority::PRIORITY),
+    (Kind::Cpu, &kind_cpu::CPU_IDLE),
 ];
 
 impl Default for Unit {

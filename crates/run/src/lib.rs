@@ -46,6 +46,7 @@ mod simulate;
 mod steadystate;
 pub mod stop;
 mod strategy;
+pub use strategy::awake;
 pub mod sys;
 mod target_checks;
 pub mod validate;

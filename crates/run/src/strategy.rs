@@ -30,6 +30,7 @@ use ssdready_emu::config::{CompletionMode, Params};
 use ssdready_io::engines::uring::{iopoll_blocker, wants_iopoll};
 use ssdready_io::target::Target;
 
+pub mod awake;
 pub mod nvme;
 
 /// How a job's worker waits for completions.

@@ -462,7 +462,7 @@ impl crate::trials::Sides for FioSides<'_> {
     fn measure(&mut self, changed: bool) -> Result<Measured, String> {
         let job = if changed { self.jobs.1 } else { self.jobs.0 };
         let f = self.fio.run(job, self.stop)?;
-        let m = crate::job_trials::measured(&f);
+        let m = f.measured();
         self.figures.push((changed, f));
         Ok(m)
     }

@@ -49,23 +49,6 @@ pub fn runs(planned: &[Planned]) -> usize {
     planned.len() * 2 * trials::MIN_PAIRS
 }
 
-/// A run's figures as a trial compares them: both directions' rates, the
-/// I/Os' mean latency, the worse direction's p99.
-pub fn measured(f: &RunFigures) -> Measured {
-    let dirs: Vec<&crate::job::Dir> = [&f.together.read, &f.together.write]
-        .into_iter()
-        .flatten()
-        .collect();
-    let iops = f.iops();
-    Measured {
-        iops,
-        bw_bytes_per_s: f.bandwidth(),
-        lat_mean_ns: dirs.iter().map(|d| d.lat_mean_ns * d.iops).sum::<f64>() / iops.max(1e-9),
-        lat_p99_ns: dirs.iter().filter_map(|d| d.lat_p99_ns).max().unwrap_or(0) as f64,
-        cpu_ns_per_io: None,
-    }
-}
-
 /// The change of the host a planned lever makes (a limit of the study's
 /// groups lifts its own, the others kept): the device study's
 /// [`crate::trials::change_of`]. Behind `front` (the trial of the limit
@@ -228,7 +211,7 @@ impl crate::trials::Sides for JobSides<'_, '_> {
     fn measure(&mut self, changed: bool) -> Result<Measured, String> {
         let job = if changed { self.jobs.1 } else { self.jobs.0 };
         match (self.run)(&request(job, self.stop)) {
-            Ok(r) => Ok(measured(&RunFigures::of(&r))),
+            Ok(r) => Ok(RunFigures::of(&r).measured()),
             Err(e) => Err(e.message().to_string()),
         }
     }

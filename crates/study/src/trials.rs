@@ -470,8 +470,9 @@ pub(crate) fn change_of(
 
 /// The one place a lever's typed change is made on the host: a queue
 /// file written on `disks` (its original journaled and written back), the
-/// study's process moved to a group of its own and back; the job's own
-/// options change nothing here.
+/// study's process moved to a group of its own and back, the CPUs held
+/// awake (nothing journaled: the kernel drops the request with its file);
+/// the job's own options change nothing here.
 pub(crate) fn make(
     hands: &mut dyn Hands,
     disks: &[String],
@@ -481,6 +482,7 @@ pub(crate) fn make(
         Apply::Options(_) => Ok(Box::new(NoChange)),
         Apply::Queue { attr, value } => hands.queue(disks, attr, value),
         Apply::Escape(lift) => hands.escape(lift),
+        Apply::Awake { us } => Ok(Box::new(crate::trials_hands::Awake(*us, None))),
     }
 }
 

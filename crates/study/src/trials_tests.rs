@@ -513,3 +513,24 @@ fn every_queue_lever_of_the_table_is_a_setting_the_tuner_changes() {
         );
     }
 }
+
+#[test]
+fn the_cpus_held_awake_are_held_from_the_change_to_its_revert() {
+    // The change the CPU idle lever makes: a PM QoS request of 0 µs while
+    // changed, none after its revert (where this machine lets it be read).
+    let read = || -> Option<i32> {
+        let mut b = [0u8; 4];
+        let mut f = std::fs::File::open("/dev/cpu_dma_latency").ok()?;
+        (std::io::Read::read(&mut f, &mut b).ok()? == 4).then(|| i32::from_ne_bytes(b))
+    };
+    let Some(before) = read().filter(|&v| v != 0) else {
+        eprintln!("skipped: /dev/cpu_dma_latency cannot be read here, or already holds 0");
+        return;
+    };
+    let mut hands = NoHands("no hands".into());
+    let mut change = make(&mut hands, &[], &Apply::Awake { us: 0 }).unwrap();
+    change.apply().unwrap();
+    assert_eq!(read(), Some(0));
+    change.revert().unwrap();
+    assert_eq!(read(), Some(before));
+}

@@ -42,6 +42,9 @@ pub enum Kind {
     /// The application's own choice: the job's options.
     #[default]
     Application,
+    /// The CPUs' idle states, held by a PM QoS request while the runs go:
+    /// a setting of the host while it lasts.
+    Cpu,
 }
 
 /// What a trial is judged on first.
@@ -202,6 +205,10 @@ pub enum Apply {
     Escape(Lift),
     /// The job's own options; nothing of the host changes.
     Options(Vec<(String, String)>),
+    /// Every CPU kept out of idle states slower than `us` to leave, by a
+    /// PM QoS request held while the runs go (dropped by the kernel when
+    /// its file closes).
+    Awake { us: u32 },
 }
 
 impl Apply {

@@ -239,6 +239,23 @@ impl RunFigures {
             + self.together.write.as_ref().map_or(0.0, |d| d.iops)
     }
 
+    /// The run's figures as a trial compares them: both directions'
+    /// rates, the I/Os' mean latency, the worse direction's p99.
+    pub fn measured(&self) -> crate::trials::Measured {
+        let dirs: Vec<&Dir> = [&self.together.read, &self.together.write]
+            .into_iter()
+            .flatten()
+            .collect();
+        let iops = self.iops();
+        crate::trials::Measured {
+            iops,
+            bw_bytes_per_s: self.bandwidth(),
+            lat_mean_ns: dirs.iter().map(|d| d.lat_mean_ns * d.iops).sum::<f64>() / iops.max(1e-9),
+            lat_p99_ns: dirs.iter().filter_map(|d| d.lat_p99_ns).max().unwrap_or(0) as f64,
+            cpu_ns_per_io: None,
+        }
+    }
+
     /// Bytes per second of both directions.
     pub fn bandwidth(&self) -> f64 {
         self.together

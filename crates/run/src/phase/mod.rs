@@ -106,6 +106,9 @@ pub(crate) fn run_phase(
     // Interrupt coalescing of real devices, put back when the phase ends.
     let _coalescing =
         crate::strategy::nvme::apply(jobs, members).map_err(|e| Failure::Runtime(e.to_string()))?;
+    // The CPUs kept awake, released when the phase ends.
+    let _awake =
+        crate::strategy::awake::hold(jobs, members).map_err(|e| Failure::Runtime(e.to_string()))?;
     let mut w = spawn::spawn(run, members, &mut carried.next_worker, inst.join_table())?;
     let (ramp, expected) = measure::timing(run, members, warnings);
     w.opened.wait();

@@ -266,7 +266,7 @@ pub fn host_note(b: &Best) -> String {
     match b.host.is_empty() {
         true => String::new(),
         false => format!(
-            "\nwith the host's changes ({}): apply the udev rules / systemd drop-in written beside this file first",
+            "\nwith the host's changes ({}): apply the files written beside this file first (udev rules, systemd drop-in or service)",
             b.host.join(", ")
         ),
     }
