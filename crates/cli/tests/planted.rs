@@ -203,19 +203,21 @@ fn a_cpuset_of_one_cpu_is_named_from_the_allowed_cpus() {
         eprintln!("the host's steal left the cpuset unproven; not identified is the honest answer");
         return;
     }
-    // Where the one CPU was not filled (below the rule's 70 %: the loop
+    // Where the one CPU was not filled by the rule's measure (busy 90 %,
+    // or 70 % with the study's own process on 60 % of it: the loop
     // device's kernel worker runs outside the cpuset, and the device's
     // queue can hold first on a loaded machine), the cpuset did not hold
     // in that study: it must not be named, and nothing else is asked.
-    let allowed = why("cpus_allowed");
-    let busy: Option<f64> = allowed
-        .split("they were ")
-        .nth(1)
-        .and_then(|r| r.split(" %").next())
-        .and_then(|n| n.trim().parse().ok());
-    if limit != "cpus_allowed" && busy.is_some_and(|b| b < 70.0) {
+    use ssdready_diagnosis::limit::configured::{
+        ALLOWED_BUSY_PCT, ALLOWED_FILLED_PCT, CPUS_BUSY_PCT,
+    };
+    let busy = s["cpus_busy_pct"].as_f64().unwrap_or(0.0);
+    let own = 100.0 * s["process_cpus"].as_f64().unwrap_or(0.0)
+        / s["cpus"].as_f64().unwrap_or(1.0).max(1.0);
+    let filled = busy >= CPUS_BUSY_PCT || (busy >= ALLOWED_BUSY_PCT && own >= ALLOWED_FILLED_PCT);
+    if limit != "cpus_allowed" && !filled {
         eprintln!(
-            "the one CPU was {busy:?} % busy: the cpuset did not hold this time, and was not named"
+            "the one CPU was {busy:.0} % busy, {own:.0} % by the study's process: the cpuset did not hold this time, and was not named"
         );
         return;
     }

@@ -117,31 +117,12 @@ mod tests {
             device: true,
             ..Default::default()
         };
-        let emulated = Consent {
-            device: false,
-            ..asked.clone()
-        };
-        assert_eq!(
-            CPU_IDLE.gate(Cause::Completions, &emulated).unwrap_err().0,
-            Reason::NoDevice
-        );
         assert_eq!(CPU_IDLE.gate(Cause::Completions, &asked), Ok(()));
-        let not_root = Consent {
-            root: false,
-            ..asked.clone()
-        };
-        assert_eq!(
-            CPU_IDLE.gate(Cause::Completions, &not_root).unwrap_err().0,
-            Reason::NotRoot
-        );
-        let not_asked = Consent {
-            asked: false,
-            ..asked
-        };
-        assert_eq!(
-            CPU_IDLE.gate(Cause::Completions, &not_asked).unwrap_err().0,
-            Reason::NotAsked
-        );
+        let refused = |c: Consent| CPU_IDLE.gate(Cause::Completions, &c).unwrap_err().0;
+        let (a, b, c) = (asked.clone(), asked.clone(), asked);
+        assert_eq!(refused(Consent { device: false, ..a }), Reason::NoDevice);
+        assert_eq!(refused(Consent { root: false, ..b }), Reason::NotRoot);
+        assert_eq!(refused(Consent { asked: false, ..c }), Reason::NotAsked);
         let c = Candidate {
             value: "cpu_latency_us=0".into(),
             options: vec![("cpu_latency_us".into(), "0".into())],
