@@ -482,7 +482,23 @@ pub(crate) fn make(
         Apply::Options(_) => Ok(Box::new(NoChange)),
         Apply::Queue { attr, value } => hands.queue(disks, attr, value),
         Apply::Escape(lift) => hands.escape(lift),
-        Apply::Awake { us } => Ok(Box::new(crate::trials_hands::Awake(*us, None))),
+        Apply::Awake { us } => Ok(Box::new(Awake(*us, None))),
+    }
+}
+
+/// Every CPU held out of idle states slower than `.0` µs to leave, from
+/// the change to its revert: a PM QoS request, dropped by the kernel when
+/// its file closes (a study killed meanwhile leaves nothing held).
+pub struct Awake(pub u32, pub Option<ssdready_run::awake::Held>);
+
+impl Change for Awake {
+    fn apply(&mut self) -> Result<(), String> {
+        self.1 = Some(ssdready_run::awake::hold_us(self.0).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        self.1 = None;
+        Ok(())
     }
 }
 

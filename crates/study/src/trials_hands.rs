@@ -234,22 +234,6 @@ impl Change for EscapeChange {
     }
 }
 
-/// Every CPU held out of idle states slower than `.0` µs to leave, from
-/// the change to its revert: a PM QoS request, dropped by the kernel when
-/// its file closes (a study killed meanwhile leaves nothing held).
-pub struct Awake(pub u32, pub Option<ssdready_run::awake::Held>);
-
-impl Change for Awake {
-    fn apply(&mut self) -> Result<(), String> {
-        self.1 = Some(ssdready_run::awake::hold_us(self.0).map_err(|e| e.to_string())?);
-        Ok(())
-    }
-    fn revert(&mut self) -> Result<(), String> {
-        self.1 = None;
-        Ok(())
-    }
-}
-
 /// The locks of the devices a study may change (the target's and its
 /// stack's), held for the study's whole length so that a second study, or
 /// a second ssdready, changes none of them meanwhile; the refusal's line
