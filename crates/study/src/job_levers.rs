@@ -94,6 +94,7 @@ pub fn setting(
             device: first.is_some(),
             queue_unavailable: hands.queue_unavailable(),
             escape_unavailable: hands.escape_unavailable(),
+            pm_qos: std::path::Path::new(ssdready_run::awake::PM_QOS).exists(),
         },
         disks,
         command,

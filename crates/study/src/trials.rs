@@ -368,6 +368,7 @@ fn consent(x: &Trials, t: &TargetProfile, o: &Options) -> Consent {
         device: t.kind != TargetKind::Emulator && t.device.is_some(),
         queue_unavailable: x.hands.queue_unavailable(),
         escape_unavailable: x.hands.escape_unavailable(),
+        pm_qos: std::path::Path::new(ssdready_run::awake::PM_QOS).exists(),
     }
 }
 

@@ -43,6 +43,10 @@ impl LeverKind for CpuIdle {
                 Reason::NoDevice,
                 "the target has no device of its own: no completion interrupt wakes a CPU",
             ),
+            _ if !c.pm_qos => no(
+                Reason::Unavailable,
+                "this kernel offers no PM QoS request on the CPUs' wake-up latency (no /dev/cpu_dma_latency)",
+            ),
             _ if !c.root => no(
                 Reason::NotRoot,
                 "needs root (/dev/cpu_dma_latency, the kernel's PM QoS request, is root's)",
@@ -115,11 +119,13 @@ mod tests {
             root: true,
             asked: true,
             device: true,
+            pm_qos: true,
             ..Default::default()
         };
         assert_eq!(CPU_IDLE.gate(Cause::Completions, &asked), Ok(()));
         let refused = |c: Consent| CPU_IDLE.gate(Cause::Completions, &c).unwrap_err().0;
-        let (a, b, c) = (asked.clone(), asked.clone(), asked);
+        let (a, b, c, d) = (asked.clone(), asked.clone(), asked.clone(), asked);
+        assert_eq!(refused(Consent { pm_qos: false, ..d }), Reason::Unavailable);
         assert_eq!(refused(Consent { device: false, ..a }), Reason::NoDevice);
         assert_eq!(refused(Consent { root: false, ..b }), Reason::NotRoot);
         assert_eq!(refused(Consent { asked: false, ..c }), Reason::NotAsked);

@@ -234,4 +234,7 @@ pub struct Consent {
     pub queue_unavailable: Option<String>,
     /// Why the study cannot move its own process to a group of its own.
     pub escape_unavailable: Option<String>,
+    /// The kernel offers a PM QoS request on the CPUs' wake-up latency
+    /// (`/dev/cpu_dma_latency` is there).
+    pub pm_qos: bool,
 }
