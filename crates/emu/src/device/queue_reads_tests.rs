@@ -71,10 +71,7 @@ fn a_queue_pair_alone_reads_in_the_times_of_the_shared_schedules() {
     // controller on one, through one queue pair's lanes on the other.
     // Every completion, the dies' busy time and the NAND counts agree.
     let shared = fast(4096);
-    let mut laned = shared.clone();
-    let ledgers = Arc::new(laned.ledgers());
-    laned.book_in(ledgers.clone());
-    let mut lanes = ledgers.lanes(&laned.p);
+    let (laned, ledgers, mut lanes) = booked_copy(&shared);
     // 75 ns apart: the dies (15M reads a second) fall behind.
     let all = batches(3_000, 0x9e37_79b9_7f4a_7c15, 2, 75);
     read_both(&shared, (&laned, &ledgers, &mut lanes), &all);
@@ -119,10 +116,7 @@ fn reads_that_may_meet_program_work_take_the_dies_schedule_and_then_the_lanes() 
     }
     let (first, last) = program_ends(&mut shared);
     assert!(first > 0, "the fill's programs take time");
-    let mut laned = shared.clone();
-    let ledgers = Arc::new(laned.ledgers());
-    laned.book_in(ledgers.clone());
-    let mut lanes = ledgers.lanes(&laned.p);
+    let (laned, ledgers, mut lanes) = booked_copy(&shared);
     // About 50,000 reads from half the first die's programs to twice the last's.
     let gap = (2 * last - first / 2) / 50_000;
     let all = batches_from(first / 2, 3_000, 0x2545_f491_4f6c_dd1d, (1, gap));
@@ -147,10 +141,7 @@ fn the_lanes_reads_are_in_the_dies_before_the_model_is_held_alone() {
     // after them. After the write, reads before its programs' end take
     // the die's own schedule.
     let mut shared = fast(4096);
-    let mut laned = shared.clone();
-    let ledgers = Arc::new(laned.ledgers());
-    laned.book_in(ledgers.clone());
-    let mut lanes = ledgers.lanes(&laned.p);
+    let (mut laned, ledgers, mut lanes) = booked_copy(&shared);
     let before = batches(500, 7, 0, 75);
     read_both(&shared, (&laned, &ledgers, &mut lanes), &before);
     laned.absorb_lane_reads();
@@ -311,4 +302,14 @@ fn read_from_four(
             .flat_map(|h| h.join().unwrap())
             .collect()
     })
+}
+
+/// A copy of `d` that books its reads in ledgers of its own, and one
+/// queue pair's lanes on them.
+fn booked_copy(d: &Device) -> (Device, Arc<Ledgers>, Lanes) {
+    let mut laned = d.clone();
+    let ledgers = Arc::new(laned.ledgers());
+    laned.book_in(ledgers.clone());
+    let lanes = ledgers.lanes(&laned.p);
+    (laned, ledgers, lanes)
 }
