@@ -50,7 +50,10 @@ impl HostHands {
 
     fn tuner(&mut self) -> Result<Rc<RefCell<Tuner>>, String> {
         if self.tuner.is_none() {
+            let table = ssdready_diagnosis::levers::shipped();
+            let attrs = ssdready_diagnosis::levers::kind_queue::attrs(&table);
             let t = Tuner::new(self.allowed.clone()).map_err(|e| e.to_string())?;
+            let t = t.allowing(attrs);
             self.tuner = Some(Rc::new(RefCell::new(t)));
         }
         Ok(self.tuner.clone().expect("made above"))

@@ -498,20 +498,49 @@ fn a_cpuset_or_a_quota_is_tried_with_as_many_threads_as_the_cpus_online() {
     }
 }
 
-/// Every queue setting the study's levers change is one the Tuner
-/// changes: a lever added to the table without its attribute in
-/// `ssdready_tune::ATTRS` would be refused at its first trial.
+/// A queue setting the study does not know, added to the levers table as
+/// one row, is one the study's Tuner changes and puts back: the hands
+/// allow every queue attribute of the table, and nothing else.
 #[test]
-fn every_queue_lever_of_the_table_is_a_setting_the_tuner_changes() {
-    let levers = ssdready_diagnosis::levers::shipped();
-    let attrs: Vec<String> = levers.into_iter().filter_map(|l| l.attr).collect();
-    assert!(attrs.len() >= 5, "{attrs:?}");
-    for a in &attrs {
-        assert!(
-            ssdready_tune::ATTRS.contains(&a.as_str()),
-            "{a} is not in ATTRS"
-        );
+fn a_queue_setting_added_to_the_table_as_a_row_is_changed_and_put_back() {
+    use ssdready_diagnosis::levers::{self, kind_queue};
+    let row = "\nlever add-random\n  kind queue\n  attr add_random\n  what entropy from I/O timing\n  values set 0\n  at peak\n  measure iops\n  undo the setting it had, written back\n";
+    let table = levers::parse(&format!("{}{row}", levers::TABLE)).unwrap();
+    let attrs = kind_queue::attrs(&table);
+    assert!(
+        attrs.len() >= 6 && attrs.contains(&"add_random".to_string()),
+        "{attrs:?}"
+    );
+    assert!(!kind_queue::attrs(&levers::shipped()).contains(&"add_random".to_string()));
+    let t = tempfile::tempdir().unwrap();
+    let q = t.path().join("sys/block/loop0/queue");
+    std::fs::create_dir_all(&q).unwrap();
+    std::fs::write(q.join("add_random"), "1\n").unwrap();
+    let tuner = |extra: Vec<String>| {
+        let j = t.path().join(format!("journal-{}", extra.len()));
+        let made = ssdready_tune::Tuner::with_roots(t.path().join("sys"), j, vec!["loop0".into()]);
+        made.unwrap().allowing(extra)
+    };
+    {
+        let mut bare = tuner(Vec::new());
+        let e = bare.set("loop0", "add_random", "0").unwrap_err();
+        assert!(e.to_string().contains("not a queue setting"), "{e}");
     }
+    let mut tn = tuner(attrs);
+    tn.set("loop0", "add_random", "0").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(q.join("add_random"))
+            .unwrap()
+            .trim(),
+        "0"
+    );
+    tn.restore_all();
+    assert_eq!(
+        std::fs::read_to_string(q.join("add_random"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
 }
 
 #[test]

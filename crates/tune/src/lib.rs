@@ -174,8 +174,8 @@ pub enum TuneError {
         device: String,
         allowed: Vec<String>,
     },
-    #[error("'{attr}' is not a queue setting ssdready changes (allowed: {})", ATTRS.join(", "))]
-    UnknownAttr { attr: String },
+    #[error("'{attr}' is not a queue setting ssdready changes (allowed: {})", allowed.join(", "))]
+    UnknownAttr { attr: String, allowed: Vec<String> },
     #[error(
         "'{value}' is not a value for {attr} (allowed: one word of letters, digits, '-' or '_')"
     )]

@@ -168,9 +168,10 @@ pub(crate) fn undo_journal(j: &mut Journal, sysfs: &Path, move_back: Option<u32>
     let mut out = Vec::new();
     let mut kept = Vec::new();
     while let Some(s) = j.settings.pop() {
-        // A journal names a setting; one ssdready does not change, or a
-        // name that is not a plain device, is never written.
-        if !crate::ATTRS.contains(&s.attr.as_str()) || !crate::sysfs::plain_name(&s.device) {
+        // A journal names a setting; one that is not a plain file of a
+        // queue directory, or a name that is not a plain device, is never
+        // written (a Tuner journals only the settings it was allowed).
+        if !crate::sysfs::plain_attr(&s.attr) || !crate::sysfs::plain_name(&s.device) {
             continue;
         }
         let r = crate::sysfs::undo(sysfs, &s);

@@ -11,7 +11,9 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// The queue settings ssdready may change, and no other.
+/// The queue settings any Tuner may change; a Tuner is given more by its
+/// caller ([`crate::Tuner::allowing`]: the study's levers table), each a
+/// plain file name of the queue directory ([`plain_attr`]).
 pub const ATTRS: &[&str] = &[
     "scheduler",
     "nr_requests",
@@ -34,6 +36,15 @@ pub fn plain_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.:!+".contains(c))
+}
+
+/// Whether `attr` names a file directly in a queue directory: letters,
+/// digits and `_` (no path, no `iosched/` tunable: those are put back only
+/// as what a scheduler switch reset).
+pub fn plain_attr(attr: &str) -> bool {
+    !attr.is_empty()
+        && attr.len() <= 64
+        && attr.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Whether `value` may be written to a queue setting: one word of letters,

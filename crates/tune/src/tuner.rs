@@ -1,6 +1,7 @@
 //! [`Tuner`]: a device's queue settings changed with a journal, and put
-//! back. The order of a change: check (a setting of [`ATTRS`], a device the
-//! caller allowed, a plain value, a setting the kernel offers); take the
+//! back. The order of a change: check (a setting of [`ATTRS`] or one the
+//! caller added, a device the caller allowed, a plain value, a setting the
+//! kernel offers); take the
 //! device's lock; read the original; assert the lock is held; record the
 //! original with the value asked for in the journal, synced; at the write,
 //! check that the journal on disk holds them; only then write; read the
@@ -26,6 +27,9 @@ pub struct Tuner {
     dir: PathBuf,
     file: PathBuf,
     allowed: Vec<String>,
+    /// The queue settings it may change: [`ATTRS`] and what
+    /// [`allowing`](Tuner::allowing) added.
+    attrs: Vec<String>,
     journal: Journal,
     /// The locks of the devices this Tuner changed (held until it is
     /// dropped, after everything is put back).
@@ -74,6 +78,7 @@ impl Tuner {
                 .into_iter()
                 .filter(|d| sysfs::plain_name(d))
                 .collect(),
+            attrs: ATTRS.iter().map(|a| a.to_string()).collect(),
             journal: Journal::new(owner),
             locks: Vec::new(),
             lock_dir,
@@ -86,6 +91,18 @@ impl Tuner {
     /// The devices this Tuner may change.
     pub fn allowed(&self) -> &[String] {
         &self.allowed
+    }
+
+    /// This Tuner may change the queue settings `attrs` too (the study's
+    /// levers table names them): each a plain file name of the queue
+    /// directory ([`sysfs::plain_attr`]); any other is dropped.
+    pub fn allowing(mut self, attrs: impl IntoIterator<Item = String>) -> Tuner {
+        for a in attrs.into_iter().filter(|a| sysfs::plain_attr(a)) {
+            if !self.attrs.contains(&a) {
+                self.attrs.push(a);
+            }
+        }
+        self
     }
 
     /// The journal this Tuner writes (it exists while a change is held).
@@ -106,8 +123,11 @@ impl Tuner {
 
     /// The checks before a setting is read or written.
     fn check(&self, device: &str, attr: &str) -> Result<PathBuf, TuneError> {
-        if !ATTRS.contains(&attr) {
-            return Err(TuneError::UnknownAttr { attr: attr.into() });
+        if !self.attrs.iter().any(|a| a == attr) {
+            return Err(TuneError::UnknownAttr {
+                attr: attr.into(),
+                allowed: self.attrs.clone(),
+            });
         }
         if !self.allowed.iter().any(|d| d == device) {
             return Err(TuneError::NotAllowed {
@@ -195,13 +215,10 @@ impl Tuner {
         attr: &str,
         value: &str,
     ) -> Result<(Vec<String>, Vec<String>), TuneError> {
-        let others = |t: &Tuner| -> Vec<(&str, String)> {
-            let read = |a: &&'static str| Some((*a, t.get(device, a).ok()?));
-            ATTRS
-                .iter()
-                .filter(|a| **a != attr)
-                .filter_map(read)
-                .collect()
+        let others = |t: &Tuner| -> Vec<(String, String)> {
+            let read = |a: &String| Some((a.clone(), t.get(device, a).ok()?));
+            let others = t.attrs.iter().filter(|a| *a != attr);
+            others.filter_map(read).collect()
         };
         let was = others(self);
         self.set(device, attr, value)?;
@@ -210,8 +227,8 @@ impl Tuner {
             let Some((_, v)) = was.iter().find(|w| w.0 == a && w.1 != now) else {
                 continue;
             };
-            match self.set(device, a, v) {
-                Ok(()) => kept.push(a.to_string()),
+            match self.set(device, &a, v) {
+                Ok(()) => kept.push(a.clone()),
                 Err(e) => moved.push(format!(
                     "{a} on {device} ({v} → {now} with {attr}), which could not be put back ({e})"
                 )),

@@ -24,6 +24,14 @@ pub use crate::lever_context::{HW_MAX, NR_REQUESTS, READ_ALSO, SCHEDULER};
 /// changes last.
 pub const UDEV: &str = "99-ssdready.rules";
 
+/// The queue settings the levers of `table` change: what the study's
+/// hands may write (a row added to the table is tried with no other
+/// change).
+pub fn attrs(table: &[Lever]) -> Vec<String> {
+    let queue = table.iter().filter(|l| l.ops().on_queue());
+    queue.filter_map(|l| l.attr.clone()).collect()
+}
+
 /// The queue kind's unit.
 pub struct Queue;
 
