@@ -500,4 +500,20 @@ mod tests {
         assert!(parse_mem_policy("prefer:0-1").is_err());
         assert!(parse_mem_policy("spread:0").is_err());
     }
+
+    #[test]
+    fn the_cpus_wake_up_latency_is_a_whole_number_of_microseconds_in_range() {
+        let mut s = crate::spec::JobSpec::default();
+        crate::options::apply(&mut s, "cpu_latency_us", Some("0")).unwrap();
+        assert_eq!(s.sched.cpu_latency_us, Some(0));
+        for bad in ["-5", "abc", "99999999999", "1.5", ""] {
+            let e = crate::options::apply(&mut s, "cpu_latency_us", Some(bad)).unwrap_err();
+            assert!(e.to_string().contains("0..=2000000000"), "{bad}: {e}");
+        }
+        assert_eq!(
+            s.sched.cpu_latency_us,
+            Some(0),
+            "a refused value changes nothing"
+        );
+    }
 }

@@ -41,6 +41,7 @@
 
 pub mod combination;
 pub mod files;
+pub mod job_plan;
 pub mod plan;
 pub mod record;
 pub mod section;

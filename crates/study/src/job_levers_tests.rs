@@ -4,10 +4,12 @@
 
 use super::*;
 use ssdready_core::options::RawOption;
-use ssdready_diagnosis::levers::Kind;
+use ssdready_diagnosis::levers::{self, Kind};
+use ssdready_diagnosis::trials::{Reason, Untested};
 use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };
+use std::collections::BTreeMap;
 
 fn job(opts: &[(&str, &str)]) -> Vec<Section> {
     vec![Section {

@@ -155,7 +155,10 @@ fn one(
         lever: l.id.clone(),
         kind: l.kind,
         what: l.what.clone(),
-        from: levers::replaced(l, &cx, &point),
+        from: match l.ops().of_host() {
+            true => levers::replaced(l, &cx, &point),
+            false => "as written".into(),
+        },
         to: front
             .and_then(|f| table.iter().find(|x| x.id == f.lever))
             .and_then(|f| levers::lifted_behind(l, f, host.setting.limits.as_ref()))
@@ -177,8 +180,14 @@ fn one(
             return (trial, false);
         }
     };
+    // A lever of the job's own options (its threads' priority) changes
+    // the job's side, not the host.
+    let mut changed = sections.to_vec();
+    for (k, v) in p.candidate.options.iter().filter(|_| !l.ops().of_host()) {
+        crate::job::set_all(&mut changed, k, |_, _| v.clone());
+    }
     let mut sides = JobSides {
-        jobs: (sections, sections),
+        jobs: (sections, &changed),
         run,
         stop,
     };
@@ -237,6 +246,7 @@ pub fn turn(
 /// pair is what was measured).
 pub fn helped(s: &HostSection) -> Vec<&Trial> {
     let mut out = ssdready_diagnosis::trials::combination::helped(&s.trials);
+    out.retain(|t| on_host(t));
     let fronts: Vec<&Trial> = out
         .iter()
         .filter_map(|t| t.behind.as_ref())
@@ -248,6 +258,12 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
         }
     }
     out
+}
+
+/// Whether trial `t` changed the host (not the job's own options).
+pub fn on_host(t: &Trial) -> bool {
+    let table = levers::shipped();
+    table.iter().any(|l| l.id == t.lever && l.ops().of_host())
 }
 
 /// The change trial `t` made: its lever's, with the change of the trial

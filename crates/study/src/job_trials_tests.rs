@@ -189,6 +189,48 @@ fn each_change_runs_in_turns_against_the_job_and_is_put_back_after_each_run() {
 }
 
 #[test]
+fn a_lever_of_the_jobs_own_options_changes_the_jobs_side_and_stays_out_of_the_best_set() {
+    // The job's threads at nice -10 (its judgement named other work): the
+    // changed side runs the job with the option, the job as written
+    // without; nothing on the host is set or put back.
+    let log: Log = Rc::default();
+    let mut p = planned("priority", "nice=-10");
+    p.candidate.options = vec![("nice".into(), "-10".into())];
+    let l2 = log.clone();
+    let mut run = move |r: &ssdready_run::RunRequest| -> Result<RunResult, Failure> {
+        let niced = r.sections.iter().any(|s| {
+            let nice = |o: &&ssdready_core::options::RawOption| o.key == "nice";
+            s.options
+                .iter()
+                .any(|o| nice(&o) && o.value.as_deref() == Some("-10"))
+        });
+        l2.borrow_mut()
+            .push(if niced { "run niced" } else { "run job" }.into());
+        Ok(read_at(if niced { 1800.0 } else { 1000.0 }))
+    };
+    let s = tried_with(setting(), vec![p], &log, &mut run);
+    let t = &s.trials[0];
+    assert_eq!(t.outcome, Outcome::Better, "{t:?}");
+    assert_eq!((t.from.as_str(), t.to.as_str()), ("as written", "nice=-10"));
+    let l = log.borrow();
+    let niced = l.iter().filter(|e| *e == "run niced").count();
+    assert_eq!(
+        (niced, l.len()),
+        (trials::MIN_PAIRS, 2 * trials::MIN_PAIRS),
+        "{l:?}"
+    );
+    assert!(
+        !l.iter()
+            .any(|e| e.starts_with("set") || e.starts_with("back")),
+        "{l:?}"
+    );
+    assert!(
+        helped(&s).is_empty(),
+        "a change of the job's own options is no host change"
+    );
+}
+
+#[test]
 fn a_change_that_cannot_be_put_back_stops_the_trials() {
     let log: Log = Rc::default();
     let mut hands = Fake {
@@ -419,6 +461,15 @@ fn try_planned(
     rates: (f64, f64),
 ) -> (HostSection, Vec<String>) {
     let log: Log = Rc::default();
+    let mut run = run_lifted(log.clone(), rates);
+    let s = tried_with(setting, planned, &log, &mut run);
+    let log = log.borrow().clone();
+    (s, log)
+}
+
+/// `planned` tried on `setting` with hands that write into `log`, each
+/// run by `run`.
+fn tried_with(setting: Setting, planned: Vec<Planned>, log: &Log, run: &mut RunFn) -> HostSection {
     let mut hands = Fake {
         log: log.clone(),
         stuck: None,
@@ -427,19 +478,16 @@ fn try_planned(
         setting,
         hands: &mut hands,
     };
-    let mut run = run_lifted(log.clone(), rates);
     let stop = Arc::new(AtomicBool::new(false));
-    let s = super::run(
+    super::run(
         &sections(),
         &mut host,
         planned,
         Vec::new(),
-        &mut run,
+        run,
         &stop,
         &mut |_| {},
-    );
-    let log = log.borrow().clone();
-    (s, log)
+    )
 }
 
 #[test]

@@ -31,6 +31,7 @@ use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
 use ssdready_diagnosis::limit::job::gain as job_gain;
 use ssdready_diagnosis::limit::point::held_words;
+use ssdready_diagnosis::trials::job_plan::where_named;
 use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_measured::limits::Inventory;
@@ -344,12 +345,16 @@ impl<'a> HostPlan<'a> {
         }
     }
 
-    /// The runs its trials take, and the set's extra pairs with them.
+    /// The runs its trials take, and the set's extra pairs with them; as
+    /// root and asked, one more trial's (the job's priority, where its
+    /// judgement names other work: [`where_named`]).
     pub fn runs(&self) -> usize {
         let extra = job_best::pairs(true) - job_best::PAIRS;
+        let c = &self.host.setting.consent;
+        let named = usize::from(c.root && c.asked) * 2 * ssdready_diagnosis::trials::MIN_PAIRS;
         match self.planned.is_empty() {
-            true => 0,
-            false => job_trials::runs(&self.planned) + 2 * extra,
+            true => named,
+            false => job_trials::runs(&self.planned) + 2 * extra + named,
         }
     }
 }
@@ -380,15 +385,20 @@ pub fn run_job(
     }
     beside.as_written(doc, sections, stop, tell);
     if !stop.load(Relaxed) {
-        let (planned, untested) = (
+        let (mut planned, mut untested) = (
             std::mem::take(&mut host.planned),
             std::mem::take(&mut host.untested),
         );
         let h = &mut host.host;
+        let table = ssdready_diagnosis::levers::shipped();
+        let named = doc.held.first().map(|held| held.saturation.limit);
+        if let Some(named) = named {
+            let (more, not) = where_named(&table, sections, &h.setting, named);
+            planned.extend(more);
+            untested.extend(not);
+        }
         let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
-        doc.trials_point = doc.held.first().and_then(|held| {
-            let table = ssdready_diagnosis::levers::shipped();
-            let named = held.saturation.limit;
+        doc.trials_point = named.and_then(|named| {
             ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
         });
         fio_host(&s, (&mut *h, &mut *beside), sections, stop, tell);
@@ -417,6 +427,7 @@ fn fio_host(
     let best = s
         .trials
         .iter()
+        .filter(|t| job_trials::on_host(t))
         .find(|t| t.outcome == ssdready_diagnosis::trials::Outcome::Better && t.moved.is_none());
     let Some(t) = best.filter(|_| beside.found() && !stop.load(Relaxed)) else {
         return;

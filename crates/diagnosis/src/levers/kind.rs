@@ -49,6 +49,13 @@ pub trait LeverKind: Sync {
         self.on_queue() || self.lifts_group()
     }
 
+    /// Made by the job's own options, yet no workload of the job's: tried
+    /// on a study's job, in turns, where the job's judgement names one of
+    /// its causes and the user asked for trials (`--try-changes`).
+    fn on_job_where_named(&self) -> bool {
+        false
+    }
+
     /// The value in place, from what the study read (None: nothing read).
     fn current(&self, _l: &Lever, _cx: &Context) -> Option<String> {
         None

@@ -46,6 +46,10 @@ impl LeverKind for Priority {
     fn order(&self, attr: Option<&str>) -> u8 {
         APPLICATION.order(attr)
     }
+
+    fn on_job_where_named(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
