@@ -186,6 +186,8 @@ pub const KNOWN: &[&str] = &[
     "sched_cost_qd1",
     "sched_cost_qd32",
     "sched_cost_most",
+    "sched_gain_qd1",
+    "sched_gain_qd32",
     "sched_queued_qd1",
     "engine_best_qd1",
     "engine_worst_qd1",

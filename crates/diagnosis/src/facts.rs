@@ -617,10 +617,13 @@ fn scheduler_facts(b: &mut Builder, f: &Figures) {
             .find(|s| s.scheduler == w.scheduler && s.qd > 1);
         b.text("sched_name", Some(w.scheduler.clone()), &w.runs);
         b.num("sched_cost_qd1", w.cost_pct, "pct", &w.runs);
+        // A negative cost said as the gain it is.
+        b.num("sched_gain_qd1", w.cost_pct.map(|c| -c), "pct", &w.runs);
         b.num("sched_queued_qd1", w.queued_ns, "ns", &w.runs);
         let mut most = (w.cost_pct, w.runs.clone());
         if let Some(d) = deep {
             b.num("sched_cost_qd32", d.cost_pct, "pct", &d.runs);
+            b.num("sched_gain_qd32", d.cost_pct.map(|c| -c), "pct", &d.runs);
             if d.cost_pct > most.0 {
                 most = (d.cost_pct, d.runs.clone());
             }

@@ -283,6 +283,29 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
 }
 
 #[test]
+fn schedulers_that_all_beat_none_are_said_to_gain_not_to_cost_less_than_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    // Every scheduler ahead of none at both depths (a noisy loop device).
+    let mut runs = loop_device_runs();
+    for (s, q1, q32) in [("none", 50_000.0, 200_000.0), ("bfq", 55_000.0, 210_000.0)] {
+        for (qd, iops) in [(1, q1), (32, q32)] {
+            let mut r = rec("scheduler", &format!("sched-{s}-qd{qd}"), 1, qd, iops, 1e9 / iops);
+            r.workload.scheduler = Some(s.into());
+            runs.push(r);
+        }
+    }
+    let j = run(&[ram_device()], &runs);
+    let v = verdict(&j, "schedulers-cost-nothing");
+    assert!(
+        v.finding.starts_with("No I/O scheduler cost IOPS here: even the dearest, bfq, gave 10 % more than none at QD 1 and 5 % more at QD 32"),
+        "{}",
+        v.finding
+    );
+    let rules: Vec<&str> = j.verdicts.iter().map(|v| v.rule.as_str()).collect();
+    assert!(!rules.contains(&"schedulers-cost-little"), "{rules:?}");
+}
+
+#[test]
 fn a_scheduler_that_costs_only_at_depth_still_costs() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     // bfq: 1 % at QD 1, 29 % at QD 32 (a RAM loop device under bfq).
