@@ -289,7 +289,14 @@ fn schedulers_that_all_beat_none_are_said_to_gain_not_to_cost_less_than_nothing(
     let mut runs = loop_device_runs();
     for (s, q1, q32) in [("none", 50_000.0, 200_000.0), ("bfq", 55_000.0, 210_000.0)] {
         for (qd, iops) in [(1, q1), (32, q32)] {
-            let mut r = rec("scheduler", &format!("sched-{s}-qd{qd}"), 1, qd, iops, 1e9 / iops);
+            let mut r = rec(
+                "scheduler",
+                &format!("sched-{s}-qd{qd}"),
+                1,
+                qd,
+                iops,
+                1e9 / iops,
+            );
             r.workload.scheduler = Some(s.into());
             runs.push(r);
         }

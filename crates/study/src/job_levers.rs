@@ -93,5 +93,17 @@ pub fn disks(sections: &[Section]) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "job_levers_tests.rs"]
-mod tests;
+mod tests {
+    #[test]
+    fn an_emulated_drive_has_no_device_of_the_host() {
+        // Not the file system of the working directory that `emu` would name.
+        let opt =
+            ssdready_core::options::RawOption::cli("filename", Some("emu:nvm-lowlat,size=64m"));
+        let emu = vec![ssdready_core::options::Section {
+            name: "db".into(),
+            global: false,
+            options: vec![opt],
+        }];
+        assert!(super::disks(&emu).is_empty());
+    }
+}

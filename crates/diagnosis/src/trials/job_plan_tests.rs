@@ -3,13 +3,11 @@
 //! change the host says instead.
 
 use super::*;
+use crate::levers::Kind;
 use ssdready_core::options::RawOption;
-use ssdready_diagnosis::levers::{self, Kind};
-use ssdready_diagnosis::trials::{Reason, Untested};
 use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };
-use std::collections::BTreeMap;
 
 fn job(opts: &[(&str, &str)]) -> Vec<Section> {
     vec![Section {
@@ -214,9 +212,9 @@ fn each_limit_of_the_groups_is_lifted_alone_where_it_binds_for_the_job() {
 
 #[test]
 fn an_emulated_drive_has_no_device_of_the_host_to_change() {
-    // Not the file system of the working directory that `emu` would name.
+    // No device read for it (the study's `job_levers::disks`): nothing of
+    // the host's queue is tried.
     let emu = job(&[("filename", "emu:nvm-lowlat,size=64m")]);
-    assert!(disks(&emu).is_empty());
     let s = Setting {
         consent: Consent {
             root: true,
@@ -229,4 +227,73 @@ fn an_emulated_drive_has_no_device_of_the_host_to_change() {
     let (todo, not) = plan(&levers::shipped(), &emu, &s);
     assert!(todo.is_empty(), "{:?}", ids(&todo));
     assert_eq!(reason_of(&not, "scheduler"), Some(Reason::NoDevice));
+}
+
+fn libaio_qd64() -> Vec<Section> {
+    let opts = [
+        ("rw", "randread"),
+        ("ioengine", "libaio"),
+        ("iodepth", "64"),
+    ];
+    vec![Section {
+        name: "db".into(),
+        global: false,
+        options: opts
+            .iter()
+            .map(|(k, v)| RawOption::cli(k, Some(v)))
+            .collect(),
+    }]
+}
+
+fn consent(root: bool, asked: bool) -> Setting {
+    Setting {
+        consent: Consent {
+            root,
+            asked,
+            ..Default::default()
+        },
+        command: "ssdready study --job f --try-changes".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_jobs_priority_is_tried_where_its_judgement_names_other_work_and_the_user_asked() {
+    let table = levers::shipped();
+    let (todo, not) = where_named(
+        &table,
+        &libaio_qd64(),
+        &consent(true, true),
+        Cause::OtherWork,
+    );
+    let tried: Vec<(&str, &str)> = todo
+        .iter()
+        .map(|p| (p.lever.what.as_str(), p.candidate.value.as_str()))
+        .collect();
+    assert_eq!(tried.len(), 1, "{tried:?} {not:?}");
+    assert!(tried[0].0.contains("nice -10"), "{tried:?}");
+    assert_eq!(todo[0].candidate.options, [("nice".into(), "-10".into())]);
+    // Pinning needs the CPUs the study may use, which a job's setting
+    // does not read: passed over, not tried with an empty list.
+    assert!(todo
+        .iter()
+        .all(|p| p.candidate.options.iter().all(|o| !o.1.is_empty())));
+    // Another cause named: nothing; not asked, or not root: said why.
+    let named =
+        |root, asked, cause| where_named(&table, &libaio_qd64(), &consent(root, asked), cause);
+    assert!(named(true, true, Cause::IoPathCpu).0.is_empty());
+    let (todo, not) = named(true, false, Cause::OtherWork);
+    assert!(
+        todo.is_empty() && not.len() == 1 && not[0].reason == Reason::NotAsked,
+        "{not:?}"
+    );
+    assert_eq!(
+        not[0].command.as_deref(),
+        Some("ssdready study --job f --try-changes")
+    );
+    let (todo, not) = named(false, true, Cause::OtherWork);
+    assert!(
+        todo.is_empty() && not[0].reason == Reason::NotRoot,
+        "{not:?}"
+    );
 }
