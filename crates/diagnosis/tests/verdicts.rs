@@ -248,16 +248,11 @@ fn late_completions_on_a_busy_core_are_the_cores_doing_not_a_cause_of_their_own(
     assert!(verdict(&j, "platform-owns-qd1").finding.contains("50 %"));
 }
 
-#[test]
-fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
-    let _one_file = crate::one_file_at_a_time(module_path!());
-    let mut runs = loop_device_runs();
-    for (s, q1, q32) in [
-        ("none", 61_000.0, 230_000.0),
-        ("mq-deadline", 52_460.0, 230_000.0),
-        ("kyber", 60_000.0, 229_000.0),
-        ("bfq", 58_000.0, 228_000.0),
-    ] {
+/// The scheduler sweep's runs: each scheduler at QD 1 and QD 32 with its
+/// IOPS there, one I/O's latency the inverse of its rate.
+fn schedulers_at_qd1_and_32(each: &[(&str, f64, f64)]) -> Vec<RunRecord> {
+    let mut runs = Vec::new();
+    for &(s, q1, q32) in each {
         for (qd, iops) in [(1, q1), (32, q32)] {
             let mut r = rec(
                 "scheduler",
@@ -271,6 +266,19 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
             runs.push(r);
         }
     }
+    runs
+}
+
+#[test]
+fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let mut runs = loop_device_runs();
+    runs.extend(schedulers_at_qd1_and_32(&[
+        ("none", 61_000.0, 230_000.0),
+        ("mq-deadline", 52_460.0, 230_000.0),
+        ("kyber", 60_000.0, 229_000.0),
+        ("bfq", 58_000.0, 228_000.0),
+    ]));
     let j = run(&[ram_device()], &runs);
     let v = verdict(&j, "scheduler-costs");
     assert!(
@@ -287,20 +295,10 @@ fn schedulers_that_all_beat_none_are_said_to_gain_not_to_cost_less_than_nothing(
     let _one_file = crate::one_file_at_a_time(module_path!());
     // Every scheduler ahead of none at both depths (a noisy loop device).
     let mut runs = loop_device_runs();
-    for (s, q1, q32) in [("none", 50_000.0, 200_000.0), ("bfq", 55_000.0, 210_000.0)] {
-        for (qd, iops) in [(1, q1), (32, q32)] {
-            let mut r = rec(
-                "scheduler",
-                &format!("sched-{s}-qd{qd}"),
-                1,
-                qd,
-                iops,
-                1e9 / iops,
-            );
-            r.workload.scheduler = Some(s.into());
-            runs.push(r);
-        }
-    }
+    runs.extend(schedulers_at_qd1_and_32(&[
+        ("none", 50_000.0, 200_000.0),
+        ("bfq", 55_000.0, 210_000.0),
+    ]));
     let j = run(&[ram_device()], &runs);
     let v = verdict(&j, "schedulers-cost-nothing");
     assert!(

@@ -131,19 +131,27 @@ fn loops(policy: &str, nice: i64, wait: f64) -> RunRecord {
     let run_ns = c.kernel_threads_ns_per_io.unwrap();
     c.kernel_threads_wait_ns_per_io = Some(run_ns * 53.0 / (100.0 - 53.0));
     c.thread_wait_run_pct = Some(wait);
-    c.busiest_threads = [(301, 0.39), (302, 0.37)]
-        .iter()
+    c.busiest_threads = busy_loops("yes", &[(301, 0.39), (302, 0.37)], policy, nice);
+    r
+}
+
+/// Busy loops `name` (each its pid and CPUs) at `policy` and `nice`.
+fn busy_loops(
+    name: &str,
+    each: &[(u32, f64)],
+    policy: &str,
+    nice: i64,
+) -> Vec<ssdready_core::result::ThreadUse> {
+    each.iter()
         .map(|&(pid, cpus)| ssdready_core::result::ThreadUse {
-            name: "yes".into(),
+            name: name.into(),
             pid,
-            kernel: false,
             cpus,
-            wait_pct: 0.0,
             policy: Some(policy.into()),
             nice: Some(nice),
+            ..Default::default()
         })
-        .collect();
-    r
+        .collect()
 }
 
 /// The same loops at the lowest priority, the submitting thread waiting
@@ -379,26 +387,12 @@ fn sched_idle_loops_are_not_other_work_however_long_the_ios_threads_waited() {
 /// the submitting thread 30 % busy and waiting 38 % of the run (57 % of
 /// its ready time), the I/O's own work 0.76 CPUs, the loops 1.24.
 fn loops_that_took_the_cpus(policy: &str, nice: i64) -> RunRecord {
-    let mut r = with_threads(
-        run("qd-64", 64, 188_000.0, 30.0, 100.0, 60.0),
-        0.46,
-        1.24,
-        57.0,
-    );
+    let at_qd64 = run("qd-64", 64, 188_000.0, 30.0, 100.0, 60.0);
+    let mut r = with_threads(at_qd64, 0.46, 1.24, 57.0);
     let c = r.summary.cpu.as_mut().unwrap();
     c.process_ns_per_io = 0.3 * 1e9 / 188_000.0;
     c.thread_wait_run_pct = Some(38.0);
-    c.busiest_threads = [(11627, 0.62), (11628, 0.62)]
-        .iter()
-        .map(|&(pid, cpus)| ssdready_core::result::ThreadUse {
-            name: "sh".into(),
-            pid,
-            cpus,
-            policy: Some(policy.into()),
-            nice: Some(nice),
-            ..Default::default()
-        })
-        .collect();
+    c.busiest_threads = busy_loops("sh", &[(11627, 0.62), (11628, 0.62)], policy, nice);
     r
 }
 
@@ -408,14 +402,16 @@ fn loops_at_any_priority_are_other_work_where_the_ios_own_work_cannot_explain_it
     // ones, 191K beside nice-10 ones. Kept waiting 38 % of the run while
     // running 30 %, the thread needs the I/O's own work at 2 × 0.38 + 0.30
     // = 1.06 CPUs or more to have been kept waiting by it; it used 0.76.
-    for (policy, nice) in [("SCHED_IDLE", 0), ("SCHED_OTHER", 10)] {
-        let r = loops_that_took_the_cpus(policy, nice);
-        let s = judge(
+    let on_ram = |r: RunRecord| {
+        judge(
             &target(TargetKind::RamDevice),
             &[r],
             &Caps::default(),
             false,
-        );
+        )
+    };
+    for (policy, nice) in [("SCHED_IDLE", 0), ("SCHED_OTHER", 10)] {
+        let s = on_ram(loops_that_took_the_cpus(policy, nice));
         assert_eq!(s.limit, Cause::OtherWork, "{policy}: {s:?}");
         let short = "needs that work at 1.06 CPUs or more on 2 CPU(s), and it used 0.76: other work held the CPUs, whatever its priority";
         assert!(says(&s.evidence, short), "{policy}: {:?}", s.evidence);
@@ -425,12 +421,7 @@ fn loops_at_any_priority_are_other_work_where_the_ios_own_work_cannot_explain_it
     let mut r = loops_that_took_the_cpus("SCHED_IDLE", 0);
     let c = r.summary.cpu.as_mut().unwrap();
     c.kernel_threads_ns_per_io = Some(0.9 * 1e9 / 188_000.0);
-    let s = judge(
-        &target(TargetKind::RamDevice),
-        &[r],
-        &Caps::default(),
-        false,
-    );
+    let s = on_ram(r);
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
     assert!(ruled(&s, Cause::OtherWork)
         .why

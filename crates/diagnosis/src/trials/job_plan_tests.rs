@@ -230,19 +230,11 @@ fn an_emulated_drive_has_no_device_of_the_host_to_change() {
 }
 
 fn libaio_qd64() -> Vec<Section> {
-    let opts = [
+    job(&[
         ("rw", "randread"),
         ("ioengine", "libaio"),
         ("iodepth", "64"),
-    ];
-    vec![Section {
-        name: "db".into(),
-        global: false,
-        options: opts
-            .iter()
-            .map(|(k, v)| RawOption::cli(k, Some(v)))
-            .collect(),
-    }]
+    ])
 }
 
 fn consent(root: bool, asked: bool) -> Setting {
