@@ -327,9 +327,13 @@ fn together_of(host: &mut Host, each: &[(String, String)]) -> Result<Box<dyn Cha
 pub fn words(s: &HostSection) -> String {
     let mut out = String::new();
     if !s.trials.is_empty() {
-        out.push_str(
-            "changes of the host, each in turns against the job as written and put back after each run:\n",
-        );
+        let own = match s.trials.iter().any(|t| !on_host(t)) {
+            true => ", and of the job's own threads' priority",
+            false => "",
+        };
+        out.push_str(&format!(
+            "changes of the host{own}, each in turns against the job as written and put back after each run:\n"
+        ));
     }
     for t in &s.trials {
         let result = match (&t.error, t.turns.is_empty()) {

@@ -228,6 +228,8 @@ fn a_lever_of_the_jobs_own_options_changes_the_jobs_side_and_stays_out_of_the_be
         helped(&s).is_empty(),
         "a change of the job's own options is no host change"
     );
+    let heading = "changes of the host, and of the job's own threads' priority, each in turns";
+    assert!(words(&s).starts_with(heading), "{}", words(&s));
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //! (`study --job FILE --try-changes`), purely: the queue settings of the
 //! job's target device and each limit of the study's own control groups
 //! lifted alone (the levers of the device study, `levers.table`), each at
-//! the job as written, its point. The job's own options are its variants
-//! (the study's `job` module), not levers here.
+//! the job as written, its point ([`plan`]). The job's own options are its
+//! variants (the study's `job` module), not levers here, but for the
+//! levers of its options that are no workload (its threads' priority),
+//! tried where the job's judgement names their cause ([`where_named`]).
 //!
 //! A lever is tried only where its limit can bind for this job
 //! ([`crate::levers::binding`]: a request queue that admits more than
