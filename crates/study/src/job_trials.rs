@@ -262,8 +262,7 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
 
 /// Whether trial `t` changed the host (not the job's own options).
 pub fn on_host(t: &Trial) -> bool {
-    let table = levers::shipped();
-    table.iter().any(|l| l.id == t.lever && l.ops().of_host())
+    levers::of_kind(t.kind).1.of_host()
 }
 
 /// The change trial `t` made: its lever's, with the change of the trial

@@ -5,9 +5,6 @@
 use super::*;
 use crate::levers::Kind;
 use ssdready_core::options::RawOption;
-use ssdready_measured::limits::{
-    CgroupVersion, CpuQuota, IoCost, IoLimitKind, IoThrottle, UsableCpus,
-};
 
 fn job(opts: &[(&str, &str)]) -> Vec<Section> {
     vec![Section {
@@ -147,47 +144,12 @@ fn not_asked_or_not_root_nothing_of_the_host_is_planned_and_the_command_is_said(
     }
 }
 
-/// A read IOPS throttle and a CPU quota of 0.2 CPUs on the study's group.
-fn limits() -> Inventory {
-    Inventory {
-        pid: 1,
-        cgroups: vec![],
-        io_latency: vec![],
-        cpuset: None,
-        affinity: None,
-        memory_limits: vec![],
-        devices: vec![],
-        hypervisor: None,
-        unread: vec![],
-        io_throttles: vec![IoThrottle {
-            version: CgroupVersion::V1,
-            cgroup: "/plant".into(),
-            device: "7:7".into(),
-            disk: Some("loop7".into()),
-            kind: IoLimitKind::ReadIops,
-            value: 3000,
-            applies: true,
-            source: "blkio.throttle.read_iops_device".into(),
-        }],
-        io_cost: IoCost::default(),
-        cpu_quotas: vec![CpuQuota {
-            version: CgroupVersion::V1,
-            cgroup: "/plant".into(),
-            quota_us: 20_000,
-            period_us: 100_000,
-            burst_us: None,
-            cpus: 0.2,
-            source: "cpu.cfs_quota_us".into(),
-        }],
-        cpus: UsableCpus::new(vec![0, 1], None, None, Some(0.2)),
-    }
-}
-
 #[test]
 fn each_limit_of_the_groups_is_lifted_alone_where_it_binds_for_the_job() {
     let table = levers::shipped();
     let mut s = setting(true, true, queue("64", "512"));
-    s.limits = Some(limits());
+    // A read IOPS throttle and a CPU quota of 0.2 CPUs on the study's group.
+    s.limits = Some(ssdready_measured::group_limits::fixtures::v1_plant());
     let (todo, _) = plan(&table, &db(), &s);
     let got = ids(&todo);
     assert!(got.iter().any(|x| x.starts_with("io-throttle=")), "{got:?}");
