@@ -208,7 +208,8 @@ impl Tuner {
     /// moved (a scheduler switch resets `nr_requests`) put back to what it
     /// read just before, journaled as any change: a trial measures its own
     /// change, not the kernel's reset with it. Returns the settings put
-    /// back, and each one that moved and could not be, in words.
+    /// back, and each one that moved and could not be while the change
+    /// holds (the value it refuses), in words.
     pub fn set_keeping(
         &mut self,
         device: &str,
@@ -230,7 +231,7 @@ impl Tuner {
             match self.set(device, &a, v) {
                 Ok(()) => kept.push(a.clone()),
                 Err(e) => moved.push(format!(
-                    "{a} on {device} ({v} → {now} with {attr}), which could not be put back ({e})"
+                    "{a} on {device} ({v} → {now} with {attr} {value}, which refuses {v}: {e})"
                 )),
             }
         }

@@ -436,9 +436,8 @@ fn a_setting_the_switch_moved_that_cannot_be_put_back_is_said() {
     assert!(kept.is_empty());
     assert_eq!(moved.len(), 1, "{moved:?}");
     assert!(
-        moved[0].starts_with(
-            "nr_requests on loop0 (128 → 64 with scheduler), which could not be put back"
-        ),
+        moved[0]
+            .starts_with("nr_requests on loop0 (128 → 64 with scheduler none, which refuses 128: "),
         "{moved:?}"
     );
     // A change of nr_requests alone moves nothing else.

@@ -221,12 +221,26 @@ pub(crate) fn ids(v: &[&RunRecord]) -> Vec<String> {
 /// Whether the last two doublings each added less than 5 % over the best
 /// before them (the queue-depth sweep's stop rule).
 pub fn saturated(iops: &[f64]) -> bool {
+    saturated_within(iops, SATURATED_PCT)
+}
+
+/// A doubling of depth that adds less than this, percent, adds nothing:
+/// the queue-depth sweep's stop rule.
+pub const SATURATED_PCT: f64 = 5.0;
+
+/// Whether the last two doublings each added less than `pct` percent over
+/// the best before them. The judge passes the larger of the stop rule's
+/// 5 % and the repeats' noise: a curve's point is its best repeat, so a
+/// point repeated three times stands higher by chance than one run once,
+/// and a rise within the noise is no rise.
+pub fn saturated_within(iops: &[f64], pct: f64) -> bool {
     let n = iops.len();
     if n < 3 {
         return false;
     }
     let best_before = |k: usize| iops[..k].iter().copied().fold(0.0, f64::max);
-    iops[n - 1] < 1.05 * best_before(n - 1) && iops[n - 2] < 1.05 * best_before(n - 2)
+    let more = 1.0 + pct.max(0.0) / 100.0;
+    iops[n - 1] < more * best_before(n - 1) && iops[n - 2] < more * best_before(n - 2)
 }
 
 /// The queue depths of a study's queue-depth sweep, each once, in order.

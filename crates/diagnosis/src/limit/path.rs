@@ -221,8 +221,9 @@ pub fn file_system_cost(sh: &Shared) -> Option<f64> {
 }
 
 /// The I/O scheduler: its measured cost at depth against `none`, beyond
-/// the comparison's error, or its share of the busy CPU.
-pub fn scheduler(sh: &Shared, _: &View) -> Test {
+/// the comparison's error, or its share of the busy CPU — unless, at this
+/// point, the device held the I/Os and the host idled ([`passed_on`]).
+pub fn scheduler(sh: &Shared, v: &View) -> Test {
     let t = sh.target;
     let cost = scheduler_cost(sh);
     let layer = sh
@@ -231,6 +232,12 @@ pub fn scheduler(sh: &Shared, _: &View) -> Test {
         .map(|l| l.1);
     let by_cost = cost.filter(|c| *c >= SCHED_COST_PCT);
     let by_layer = layer.filter(|l| *l >= SCHED_LAYER_PCT);
+    if let (Some(c), None, Some(why)) = (by_cost, by_layer, passed_on(v)) {
+        return Test::No(format!(
+            "{why}: the scheduler passed them on as fast as the device took them (none's {} more IOPS at QD 32, in turns, is a cost where the device still took more)",
+            pct(c)
+        ));
+    }
     if by_cost.is_none() && by_layer.is_none() {
         // The deepest comparison as measured, its error included.
         let measured = sh
@@ -283,6 +290,27 @@ pub fn scheduler(sh: &Shared, _: &View) -> Test {
         margin_pct: by_cost
             .and_then(|c| margin(c, SCHED_COST_PCT))
             .or_else(|| by_layer.and_then(|l| margin(l, SCHED_LAYER_PCT))),
+    })
+}
+
+/// Positive evidence that a scheduler whose cost is measured at a
+/// shallower depth did not hold this point: the device held most of the
+/// I/Os in flight and was busy nearly all the time, while the host idled
+/// (a scheduler that held the rate would keep the I/Os from the device,
+/// or keep the CPUs busy paying for its work). In words.
+fn passed_on(v: &View) -> Option<String> {
+    let (d, at) = (v.disk?, v.at_device_pct()?);
+    let full = at >= AT_DEVICE_PCT && d.util_pct >= DEVICE_BUSY_PCT;
+    (full && busy_host(v).is_none()).then(|| {
+        format!(
+            "{} held {:.1} of the {} I/Os in flight and was busy {} of the time, while the submitting thread was {} busy and the CPUs it may use {}",
+            d.name,
+            d.in_flight.unwrap_or(0.0),
+            v.in_flight,
+            pct(d.util_pct),
+            v.thread_busy.map_or("?".into(), pct),
+            v.cpus_busy.map_or("?".into(), pct),
+        )
     })
 }
 

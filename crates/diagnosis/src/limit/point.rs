@@ -10,8 +10,9 @@
 //!
 //! The job's variants are evidence, not causes: where every variant that
 //! kept more in flight gained less than a doubling of depth must
-//! ([`MORE_IN_FLIGHT_PCT`]), the rate stopped growing with depth — what
-//! the device study reads from its curve's last doublings.
+//! ([`MORE_IN_FLIGHT_PCT`], or the repeats' noise where that is larger)
+//! over the best that kept fewer, the rate stopped growing with depth —
+//! what the device study reads from its curve's last doublings.
 //!
 //! A job that reads and writes is judged on each direction's rate apart
 //! ([`directions`]); a file of several jobs, each job in each direction
@@ -62,7 +63,16 @@ pub fn classify_job(
     let point = crate::figures::curve::point_at("qd", qd);
     let mine = ok().find(|r| r.point == point).map_or(0, in_flight);
     let more: Vec<&RunRecord> = ok().filter(|r| in_flight(r) > mine).collect();
-    let gained = |r: &&RunRecord| r.summary.iops >= (1.0 + MORE_IN_FLIGHT_PCT / 100.0) * own.iops;
+    // As the sweep's stop rule reads its curve: each variant against the
+    // best that kept fewer in flight (the job's best repeat, a shallower
+    // variant), by more than the repeats' noise.
+    let rise = 1.0 + repeats_cov(runs, &point).max(MORE_IN_FLIGHT_PCT) / 100.0;
+    let best_below = |n: u32| {
+        ok().filter(|r| in_flight(r) < n)
+            .map(|r| r.summary.iops)
+            .fold(own.iops, f64::max)
+    };
+    let gained = |r: &&RunRecord| r.summary.iops >= rise * best_below(in_flight(r));
     let saturated = !more.is_empty() && !more.iter().any(gained);
     let bought_nothing = saturated.then(|| nothing_bought(&more, mine, own.iops));
     let f = Figures {
@@ -82,6 +92,23 @@ pub fn classify_job(
         s.evidence.push(line);
     }
     s
+}
+
+/// The spread of the job's repeats (`point`'s runs): their standard
+/// deviation, percent of their mean; 0 with fewer than two.
+fn repeats_cov(runs: &[RunRecord], point: &str) -> f64 {
+    let v: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.point == point && r.error.is_none() && !r.instrumented)
+        .map(|r| r.summary.iops)
+        .collect();
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n.max(1.0);
+    if v.len() < 2 || mean <= 0.0 {
+        return 0.0;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    100.0 * var.sqrt() / mean
 }
 
 /// `more in flight bought nothing: qd-128 (128 in flight) 91.0K IOPS, … against

@@ -180,10 +180,11 @@ fn a_cpu_quota_shared_with_a_neighbour_names_each_ones_cpu() {
 fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
     use crate::figures::sweeps::{RawPoint, SchedulerCost};
     // A file on a device under bfq: bfq costs 30 % against none, the file
-    // system 45 % against the raw device, both measured in turns.
+    // system 45 % against the raw device, both measured in turns; the
+    // device held 12 of the 32 I/Os (bfq kept the others).
     let mut t = target(TargetKind::File);
     t.scheduler = Some("bfq".into());
-    let r = run("qd-32", 32, 50_000.0, 30.0, 40.0, 30.0);
+    let r = run("qd-32", 32, 50_000.0, 30.0, 40.0, 12.0);
     let mut f = super::tests::figures(&r, true);
     f.comparisons.schedulers = vec![SchedulerCost {
         scheduler: "bfq".into(),
@@ -211,11 +212,28 @@ fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
     // Without the file system's cost measured, the scheduler (weighed
     // first) is the answer and the file system is said after it.
     f.comparisons.raw_vs_file.clear();
-    let mut r2 = run("qd-32", 32, 50_000.0, 30.0, 40.0, 30.0);
+    let mut r2 = run("qd-32", 32, 50_000.0, 30.0, 40.0, 12.0);
     r2.summary.disk.as_mut().unwrap().ios = 200_000;
-    let s = classify(&t, &[r2], &f, &super::tests::machine(), &Caps::default());
+    let s = classify(
+        &t,
+        &[r2.clone()],
+        &f,
+        &super::tests::machine(),
+        &Caps::default(),
+    );
     assert_eq!(s.limit, Cause::Scheduler, "{s:?}");
     assert_eq!(s.also_held[0].cause, Cause::FileSystem, "{s:?}");
+    // Where the device held 30 of the 32 and was busy throughout while
+    // the host idled, bfq passed the I/Os on as fast as it took them: its
+    // cost was paid where the device still took more, not at this point.
+    let d = r2.summary.disk.as_mut().unwrap();
+    (d.in_flight, d.util_pct) = (Some(30.0), 100.0);
+    let s = classify(&t, &[r2], &f, &super::tests::machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::FileSystem, "{s:?}");
+    assert!(
+        ruled(&s, Cause::Scheduler).why.contains("passed them on"),
+        "{s:?}"
+    );
 }
 
 #[test]
