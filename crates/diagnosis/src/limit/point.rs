@@ -65,8 +65,9 @@ pub fn classify_job(
     let more: Vec<&RunRecord> = ok().filter(|r| in_flight(r) > mine).collect();
     // As the sweep's stop rule reads its curve: each variant against the
     // best that kept fewer in flight (the job's best repeat, a shallower
-    // variant), by more than the repeats' noise.
-    let rise = 1.0 + repeats_cov(runs, &point).max(MORE_IN_FLIGHT_PCT) / 100.0;
+    // variant), by more than the job's repeats differed among themselves
+    // (one run of a variant against the best of the repeats).
+    let rise = 1.0 + repeats_spread(runs, &point).max(MORE_IN_FLIGHT_PCT) / 100.0;
     let best_below = |n: u32| {
         ok().filter(|r| in_flight(r) < n)
             .map(|r| r.summary.iops)
@@ -94,21 +95,21 @@ pub fn classify_job(
     s
 }
 
-/// The spread of the job's repeats (`point`'s runs): their standard
-/// deviation, percent of their mean; 0 with fewer than two.
-fn repeats_cov(runs: &[RunRecord], point: &str) -> f64 {
+/// How far the job's repeats (`point`'s runs) differed: the highest less
+/// the lowest, percent of their median; 0 with fewer than two.
+fn repeats_spread(runs: &[RunRecord], point: &str) -> f64 {
     let v: Vec<f64> = runs
         .iter()
         .filter(|r| r.point == point && r.error.is_none() && !r.instrumented)
         .map(|r| r.summary.iops)
         .collect();
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n.max(1.0);
-    if v.len() < 2 || mean <= 0.0 {
-        return 0.0;
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    match (v.len() >= 2, ssdready_measured::curve::median(&v)) {
+        (true, Some(m)) if m > 0.0 => 100.0 * (hi - lo) / m,
+        _ => 0.0,
     }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    100.0 * var.sqrt() / mean
 }
 
 /// `more in flight bought nothing: qd-128 (128 in flight) 91.0K IOPS, … against
