@@ -376,6 +376,53 @@ fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
 }
 
 #[test]
+fn an_engine_the_finding_calls_slower_that_gains_in_turns_is_said_against_it() {
+    // A noisy 16-CPU guest: io_uring's best QD 1 repeat (a 44.3K flip
+    // among 28.6K and 30.4K) against libaio's 31.9K made "io_uring beats
+    // libaio by 39 %"; in turns at QD 1, io_uring → libaio gained 4.8 %.
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![trial(
+            "engine",
+            "io_uring",
+            "libaio",
+            turns(30_000.0, 1.048, &[0.0, 0.01, -0.01]),
+        )],
+        ..Default::default()
+    };
+    let mut v = verdict("engine-gap-qd1", "");
+    v.evidence.figures = vec![
+        ("engine_gap_qd1".into(), "39 %".into()),
+        ("engine_best_qd1".into(), "io_uring (44.3K)".into()),
+        ("engine_worst_qd1".into(), "libaio (31.9K)".into()),
+    ];
+    let mut vs = vec![v.clone()];
+    cite(&mut s, &mut vs, &table, Cause::NotIdentified);
+    assert!(
+        vs[0]
+            .recommendation
+            .contains("[measured against it: IOPS +4.8 %"),
+        "{}",
+        vs[0].recommendation
+    );
+    assert_eq!(vs[0].confidence, "medium");
+    assert!(vs[0]
+        .confidence_why
+        .contains("lowered: measured against it"));
+    // Where the trial went the finding's way (to the faster), it confirms.
+    s.trials[0].from = "libaio".into();
+    s.trials[0].to = "io_uring".into();
+    let mut vs = vec![v];
+    cite(&mut s, &mut vs, &table, Cause::NotIdentified);
+    assert!(
+        vs[0].recommendation.contains("[measured: IOPS +4.8 %"),
+        "{}",
+        vs[0].recommendation
+    );
+    assert_eq!(vs[0].confidence, "high");
+}
+
+#[test]
 fn other_work_lifted_by_raising_the_ios_threads_says_what_it_costs() {
     // The study's job at nice −10 beside busy loops: +45 % in every pair.
     let table = shipped();

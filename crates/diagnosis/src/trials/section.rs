@@ -189,6 +189,16 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .filter(|t| related.iter().any(|l| l.id == t.lever))
         .filter(|t| t.outcome.judged())
         .collect();
+    if let Some(t) = trials.iter().find(|t| against(v, t)) {
+        return cite(
+            true,
+            format!(
+                "measured against it: {} ({}): what it calls slower was faster in turns",
+                result_words(t),
+                t.change()
+            ),
+        );
+    }
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
         let cost = match cause {
             Some(Cause::OtherWork) => other_work_cost(t, levers),
@@ -228,6 +238,18 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             .map(|t| format!("{}: {}", t.change(), result_words(t)))
     })?;
     cite(false, format!("untested: {why}"))
+}
+
+/// Whether trial `t` measured, in turns and beyond the noise, that what
+/// verdict `v` calls the slower choice (a figure `…_worst…`, `libaio
+/// (31.9K)`) is the faster: it changed to that choice and gained.
+fn against(v: &Verdict, t: &Trial) -> bool {
+    let worse = |value: &str| value == t.to || value.starts_with(&format!("{} (", t.to));
+    t.outcome == Outcome::Better
+        && v.evidence
+            .figures
+            .iter()
+            .any(|(name, value)| name.contains("_worst") && worse(value))
 }
 
 /// What other work costs, from a trial of a lever that lifts the I/O's
@@ -285,6 +307,10 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
             v.recommendation.trim_end(),
             c.text.trim_end_matches('.')
         );
+        if c.text.starts_with("measured against it") {
+            v.confidence = lower(&v.confidence).into();
+            v.confidence_why = format!("{}; lowered: {}", v.confidence_why, c.text);
+        }
         if cause_of(v) == Some(cause) {
             if let Some(x) = s.contradictions.first() {
                 v.confidence = lower(&v.confidence).into();
