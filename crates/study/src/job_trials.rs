@@ -13,7 +13,7 @@
 use crate::job::request;
 use crate::job::RunFigures;
 use crate::job_levers::{Planned, Setting};
-use crate::trials::{make, Change, Hands, Together};
+use crate::trials::{Change, Hands, Together};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 use ssdready_diagnosis::levers;
@@ -283,7 +283,7 @@ pub fn no_change() -> Box<dyn Change> {
 }
 
 /// The host's changes that helped, as one change, in the trials' one
-/// order ([`levers::together`]: the scheduler first, a switch resets
+/// order ([`Together::made`]: the scheduler first, a switch resets
 /// `nr_requests`), the limits of the study's groups lifted by one move.
 pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, String> {
     let each: Vec<(String, String)> = helped
@@ -310,15 +310,8 @@ fn together_of(host: &mut Host, each: &[(String, String)]) -> Result<Box<dyn Cha
                 .then(|| (l, l.apply(&c, &l.lifted(limits))))
         })
         .collect();
-    let mut out: Vec<(String, Box<dyn Change>)> = Vec::new();
-    for (ids, a) in levers::together(changes) {
-        let name = match a.moves_process() {
-            true => "the study's group".to_string(),
-            false => ids.join(" + "),
-        };
-        out.push((name, make(host.hands, &host.setting.disks, &a)?));
-    }
-    Ok(Box::new(Together::of(out)))
+    let set = Together::made(host.hands, &host.setting.disks, changes)?;
+    Ok(Box::new(set))
 }
 
 /// The host's changes in words: each tried, its result and how it was put

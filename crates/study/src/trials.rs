@@ -686,6 +686,29 @@ impl Together {
     pub(crate) fn of(parts: Vec<(String, Box<dyn Change>)>) -> Together {
         Together { parts, made: 0 }
     }
+
+    /// The one builder of a set of the host's changes, for the device
+    /// study's combinations and the job's best configuration alike: each
+    /// lever's typed change in the trials' one order ([`levers::together`]:
+    /// the scheduler first, a switch resets `nr_requests`; the cgroup
+    /// limits of the set lifted by one move out of the groups, named for
+    /// the study's group and its levers), made by [`make`] on `disks`.
+    pub(crate) fn made(
+        hands: &mut dyn Hands,
+        disks: &[String],
+        changes: Vec<(&Lever, Apply)>,
+    ) -> Result<Together, String> {
+        let mut parts: Vec<(String, Box<dyn Change>)> = Vec::new();
+        for (ids, a) in levers::together(changes) {
+            let name = match a.moves_process() {
+                true => format!("the study's group ({})", ids.join(" + ")),
+                false => ids.join(" + "),
+            };
+            let ch = make(hands, disks, &a).map_err(|e| format!("{name}: {e}"))?;
+            parts.push((name, ch));
+        }
+        Ok(Together::of(parts))
+    }
 }
 
 impl Change for Together {

@@ -11,9 +11,9 @@
 //! for a subset where the whole set buys less than its best change are
 //! judged purely by `ssdready_diagnosis::trials::combination`; this runs them.
 
-use super::{changed, in_turns, make, queue_disks, Options, Runs, Together, Trials};
+use super::{changed, in_turns, queue_disks, Options, Runs, Together, Trials};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::levers::{self, Candidate, Lever};
+use ssdready_diagnosis::levers::{Candidate, Lever};
 use ssdready_diagnosis::trials::combination::{
     self as model, Combination, Hidden, LeftOut, Member, Set,
 };
@@ -323,21 +323,14 @@ fn measure_set(
 }
 
 /// The host's changes of the set, in the order they are made
-/// ([`levers::together`]: the cgroup limits of the set lifted by one move
+/// ([`Together::made`]: the cgroup limits of the set lifted by one move
 /// out of the groups, every lifted limit's hierarchy left, the rest kept).
 fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Together, String> {
-    let disks = queue_disks(t);
     let changes = parts
         .iter()
         .map(|p| (&p.lever, p.lever.apply(&p.candidate, &p.lift)))
         .collect();
-    let mut all = Vec::new();
-    for (ids, a) in levers::together(changes) {
-        let name = ids.join(" + ");
-        let ch = make(x.hands, &disks, &a).map_err(|e| format!("{name}: {e}"))?;
-        all.push((name, ch));
-    }
-    Ok(Together::of(all))
+    Together::made(x.hands, &queue_disks(t), changes)
 }
 
 #[cfg(test)]
