@@ -58,8 +58,6 @@ pub mod fleet;
 pub mod fleet_run;
 mod invariants;
 pub mod job;
-pub mod job_levers;
-pub mod job_trials;
 pub mod jobs;
 pub mod kdrive;
 pub mod limit;
@@ -78,7 +76,6 @@ pub mod strategies;
 pub mod text;
 pub mod transport;
 pub mod trials;
-pub mod trials_hands;
 pub mod virt;
 
 pub use ssdready_diagnosis::Judgement;

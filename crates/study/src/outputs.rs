@@ -333,7 +333,7 @@ fn changes_words(doc: &JobDoc) -> String {
         ));
     }
     if let Some(h) = &doc.host {
-        s.push_str(&crate::job_trials::words(h));
+        s.push_str(&crate::trials::on_job::words(h));
     }
     if let Some(b) = &doc.best {
         s.push_str(&format!(

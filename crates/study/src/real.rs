@@ -320,7 +320,7 @@ impl Judge {
             target: self.target.clone(),
             machine: self.machine.clone(),
             context: self.context.clone(),
-            point: crate::job_levers::point(sections),
+            point: crate::trials::on_job::point(sections),
             jobs,
         }
     }
@@ -338,7 +338,7 @@ pub enum Kind {
 
 /// The job's point: its workload as the device study names one.
 fn workload(sections: &[Section], target: Option<&TargetProfile>) -> Workload {
-    let p = crate::job_levers::point(sections);
+    let p = crate::trials::on_job::point(sections);
     Workload {
         rw: p.rw,
         bs: p.bs,

@@ -330,7 +330,7 @@ fn hold(
     disks: &[String],
     obs: &mut dyn Observer,
 ) -> (Vec<ssdready_tune::lock::DeviceLock>, Option<String>) {
-    match crate::trials_hands::hold(disks) {
+    match crate::trials::hands::hold(disks) {
         Ok(locks) => (locks, None),
         Err(why) => {
             obs.warn(&why);
@@ -564,7 +564,7 @@ fn hands(
     Box<dyn crate::trials::Hands>,
     Vec<ssdready_tune::lock::DeviceLock>,
 ) {
-    let disks = crate::job_levers::disks(sections);
+    let disks = crate::trials::on_job::disks(sections);
     let (locks, refused) = match root && o.try_changes {
         true => hold(&disks, obs),
         false => (Vec::new(), None),

@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::job::{RunFigures, VariantResult};
-use crate::job_trials::HostSection;
+use crate::trials::on_job::HostSection;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_diagnosis::limit::job::best::Best;
@@ -41,9 +41,9 @@ pub struct Allowed {
     pub refused: Option<String>,
 }
 
-/// The hands of this host ([`crate::trials_hands::HostHands`]).
+/// The hands of this host ([`crate::trials::hands::HostHands`]).
 pub fn host_hands(a: Allowed) -> Box<dyn Hands> {
-    let mut h = crate::trials_hands::HostHands::new(a.disks, a.root);
+    let mut h = crate::trials::hands::HostHands::new(a.disks, a.root);
     if let Some(why) = a.refused {
         h.refuse_queue(why);
     }

@@ -17,13 +17,13 @@ use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
 use crate::fio_beside::Beside;
 use crate::job::{self, RunFigures, Variant, VariantResult, REPEATS};
-use crate::job_levers::Planned;
-use crate::job_trials::{self, Host};
 use crate::model::{Skip, StudyDoc};
 use crate::plan::Plan;
 use crate::real::{Judge, Kind, Points};
 use crate::session_parts::JobDoc;
 use crate::session_parts::{Allowed, MakeHands, Observer, Options, Run};
+use crate::trials::on_job::Planned;
+use crate::trials::on_job::{self, Host};
 use crate::trials::{self as tried, Trials};
 use crate::{app_runs as apps, kdrive, real, slo, Judgement};
 use ssdready_core::options::Section as JobSection;
@@ -317,7 +317,7 @@ fn trials(
 }
 
 /// The host's levers of the job: the hands and setting, the levers
-/// planned and those not tried ([`crate::job_levers::plan`]).
+/// planned and those not tried ([`crate::trials::on_job::plan`]).
 pub struct HostPlan<'a> {
     pub host: Host<'a>,
     pub planned: Vec<Planned>,
@@ -326,7 +326,7 @@ pub struct HostPlan<'a> {
 
 impl<'a> HostPlan<'a> {
     /// The host's levers of the job `sections` (as the study runs them):
-    /// the setting read here ([`crate::job_levers::setting`]) and the plan.
+    /// the setting read here ([`crate::trials::on_job::setting`]) and the plan.
     /// `command` is the one that would try what is not asked.
     pub fn new(
         sections: &[JobSection],
@@ -335,9 +335,9 @@ impl<'a> HostPlan<'a> {
         hands: &'a mut dyn crate::trials::Hands,
         command: String,
     ) -> HostPlan<'a> {
-        let setting = crate::job_levers::setting(sections, limits, asked, hands, command);
+        let setting = crate::trials::on_job::setting(sections, limits, asked, hands, command);
         let table = ssdready_diagnosis::levers::shipped();
-        let (planned, untested) = crate::job_levers::plan(&table, sections, &setting);
+        let (planned, untested) = crate::trials::on_job::plan(&table, sections, &setting);
         HostPlan {
             host: Host { setting, hands },
             planned,
@@ -354,7 +354,7 @@ impl<'a> HostPlan<'a> {
         let named = usize::from(c.root && c.asked) * 2 * ssdready_diagnosis::trials::MIN_PAIRS;
         match self.planned.is_empty() {
             true => named,
-            false => job_trials::runs(&self.planned) + 2 * extra + named,
+            false => on_job::runs(&self.planned) + 2 * extra + named,
         }
     }
 }
@@ -397,7 +397,7 @@ pub fn run_job(
             planned.extend(more);
             untested.extend(not);
         }
-        let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
+        let s = on_job::run(sections, h, planned, untested, run, stop, tell);
         doc.trials_point = named.and_then(|named| {
             ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
         });
@@ -418,21 +418,20 @@ pub fn run_job(
 /// The host's change that gained most (`s` ranked best first), by fio
 /// beside the study in pairs of A/B turns, made as its trial made it.
 fn fio_host(
-    s: &job_trials::HostSection,
+    s: &on_job::HostSection,
     (host, beside): (&mut Host, &mut Beside),
     sections: &[JobSection],
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
-    let best = s
-        .trials
-        .iter()
-        .filter(|t| job_trials::on_host(t))
-        .find(|t| t.outcome == ssdready_diagnosis::trials::Outcome::Better && t.moved.is_none());
+    let best =
+        s.trials.iter().filter(|t| on_job::on_host(t)).find(|t| {
+            t.outcome == ssdready_diagnosis::trials::Outcome::Better && t.moved.is_none()
+        });
     let Some(t) = best.filter(|_| beside.found() && !stop.load(Relaxed)) else {
         return;
     };
-    match job_trials::change_for(host, s, t) {
+    match on_job::change_for(host, s, t) {
         Ok(mut change) => {
             tell(format!("fio: the job with {}, in turns", t.change()));
             beside.host(t, sections, change.as_mut(), stop);
@@ -517,7 +516,7 @@ fn best_together(
     let helped: Vec<Trial> = doc
         .host
         .as_ref()
-        .map(|h| job_trials::helped(h).into_iter().cloned().collect())
+        .map(|h| on_job::helped(h).into_iter().cloned().collect())
         .unwrap_or_default();
     if chosen.is_empty() && helped.is_empty() {
         return None;
@@ -526,7 +525,7 @@ fn best_together(
     let mut b = job_best::of(&chosen, &helped, own);
     let changed = job_best::apply(sections, &b.options);
     let refs: Vec<&Trial> = helped.iter().collect();
-    let mut change = match job_trials::together(host, &refs) {
+    let mut change = match on_job::together(host, &refs) {
         Ok(c) => c,
         Err(e) => {
             b.error = Some(e);
@@ -550,7 +549,7 @@ fn best_together(
         ));
         let both = (sections, changed.as_slice());
         crate::invariants::turn_order(b.turns.len(), i % 2 == 1);
-        match job_trials::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
+        match on_job::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
             Ok(t) => b.turns.push(t),
             Err((e, _)) => {
                 b.error = Some(e);

@@ -10,8 +10,8 @@ use ssdready_diagnosis::trials::Outcome;
 use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::record::{RunRecord, Workload};
 use ssdready_study::plan::{Plan, Settings};
+use ssdready_study::trials::hands::HostHands;
 use ssdready_study::trials::{self, Options, Trials};
-use ssdready_study::trials_hands::HostHands;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 

@@ -174,7 +174,7 @@ fn each_limit_of_the_groups_is_lifted_alone_where_it_binds_for_the_job() {
 
 #[test]
 fn an_emulated_drive_has_no_device_of_the_host_to_change() {
-    // No device read for it (the study's `job_levers::disks`): nothing of
+    // No device read for it (the study's `trials::on_job::disks`): nothing of
     // the host's queue is tried.
     let emu = job(&[("filename", "emu:nvm-lowlat,size=64m")]);
     let s = Setting {

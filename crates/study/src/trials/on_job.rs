@@ -1,6 +1,8 @@
 //! The host's changes tried on the job as written
-//! (`study --job FILE --try-changes`, root): each lever planned by
-//! [`crate::job_levers`] in turns — the job, then the job with the change,
+//! (`study --job FILE --try-changes`, root), on the host the job runs on
+//! (its device and its stack's members, its queue as read and what may be
+//! changed: [`setting`]): each lever planned purely
+//! ([`ssdready_diagnosis::trials::job_plan`]) in turns — the job, then the job with the change,
 //! then the change first, pair by pair, so that a drift favours neither —
 //! the change made before its run and put back after it, through the
 //! same [`Hands`] as the device study's trials (each original journaled
@@ -12,15 +14,18 @@
 
 use crate::job::request;
 use crate::job::RunFigures;
-use crate::job_levers::{Planned, Setting};
 use crate::trials::{Change, Hands, Together};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 use ssdready_diagnosis::levers;
+use ssdready_diagnosis::levers::Consent;
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
+use ssdready_measured::limits::Inventory;
 use ssdready_run::RunFn;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+
+pub use ssdready_diagnosis::trials::job_plan::{plan, point, Planned, Setting};
 
 /// The host's changes on the job: what was tried and what was not.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -42,6 +47,89 @@ pub struct HostSection {
 pub struct Host<'a> {
     pub setting: Setting,
     pub hands: &'a mut dyn Hands,
+}
+
+/// The setting of the job's levers on this host: the devices under its
+/// first target and the first one's queue as read, the limits read of
+/// the study's groups, and what `hands` and the user allow. `command`
+/// is the one that would try what is not asked.
+pub fn setting(
+    sections: &[Section],
+    limits: Option<Inventory>,
+    asked: bool,
+    hands: &dyn crate::trials::Hands,
+    command: String,
+) -> Setting {
+    let disks = disks(sections);
+    let first = disks.first();
+    Setting {
+        queue: first
+            .map(|d| crate::trials::queue_files(d))
+            .unwrap_or_default(),
+        queue_depth: first.and_then(|d| crate::trials::device_depth(d)),
+        limits,
+        consent: Consent {
+            root: ssdready_io::kdev::is_root(),
+            asked,
+            made_by_study: false,
+            device: first.is_some(),
+            queue_unavailable: hands.queue_unavailable(),
+            escape_unavailable: hands.escape_unavailable(),
+            pm_qos: std::path::Path::new(ssdready_run::awake::PM_QOS).exists(),
+        },
+        disks,
+        command,
+    }
+}
+
+/// The devices under the job's first target (its `filename`, the device
+/// its file is on): the whole disk, and the whole disks under it for md
+/// and device-mapper.
+pub fn disks(sections: &[Section]) -> Vec<String> {
+    let j = sections.iter().position(|s| !s.global).unwrap_or(0);
+    let Some(file) = crate::job::spec(sections, j).filename.into_iter().next() else {
+        return Vec::new();
+    };
+    // An emulated drive, or an engine's own target, has no device here:
+    // the file system of the working directory is not the job's.
+    if ["emu", "external"]
+        .iter()
+        .any(|p| file.starts_with(&format!("{p}:")) || file == *p)
+    {
+        return Vec::new();
+    }
+    let Ok(p) = std::path::absolute(&file) else {
+        return Vec::new();
+    };
+    let Some(on) = p.ancestors().find(|a| a.exists()) else {
+        return Vec::new();
+    };
+    let whole = |maj: u32, min: u32| {
+        ssdready_io::target::sysfs::DevNode::from_major_minor(maj, min).map(|d| d.disk)
+    };
+    let Some(disk) = ssdready_probe::limits_dev::device_of_path(on)
+        .ok()
+        .flatten()
+        .and_then(|(a, b)| whole(a, b))
+    else {
+        return Vec::new();
+    };
+    let mut out = vec![disk.clone()];
+    if disk.starts_with("md") || disk.starts_with("dm-") {
+        let slaves = std::fs::read_dir(format!("/sys/block/{disk}/slaves"));
+        for e in slaves.into_iter().flatten().flatten() {
+            let dev = std::fs::read_to_string(e.path().join("dev")).unwrap_or_default();
+            let Some((a, b)) = dev.trim().split_once(':') else {
+                continue;
+            };
+            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                if let Some(d) = whole(a, b).filter(|d| !out.contains(d)) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The runs the trials of `planned` take.
@@ -149,7 +237,7 @@ fn one(
         false => Vec::new(),
     };
     let cx = host.setting.context();
-    let point = crate::job_levers::point(sections);
+    let point = point(sections);
     let table = levers::shipped();
     let mut trial = Trial {
         lever: l.id.clone(),
@@ -370,5 +458,21 @@ pub fn words(s: &HostSection) -> String {
 }
 
 #[cfg(test)]
-#[path = "job_trials_tests.rs"]
+#[path = "on_job_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod host_tests {
+    #[test]
+    fn an_emulated_drive_has_no_device_of_the_host() {
+        // Not the file system of the working directory that `emu` would name.
+        let opt =
+            ssdready_core::options::RawOption::cli("filename", Some("emu:nvm-lowlat,size=64m"));
+        let emu = vec![ssdready_core::options::Section {
+            name: "db".into(),
+            global: false,
+            options: vec![opt],
+        }];
+        assert!(super::disks(&emu).is_empty());
+    }
+}

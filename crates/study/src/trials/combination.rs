@@ -334,5 +334,5 @@ fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Toget
 }
 
 #[cfg(test)]
-#[path = "trials_combination_tests.rs"]
+#[path = "combination_tests.rs"]
 mod tests;

@@ -10,6 +10,12 @@
 //! purely by `ssdready_diagnosis` (`trials_plan`, `trials`). Then every
 //! change that helped is measured together, the configuration to deploy
 //! (`combination`).
+//!
+//! The same machinery serves both kinds of point: the device study's
+//! sweeps (this module) and the user's job as written ([`on_job`]): one
+//! A/B turn ([`turn`], [`in_turns`] over a point's [`Sides`]), one maker
+//! of a lever's typed change ([`make`]) and of a set of them
+//! ([`Together::made`]), one pair of hands on this host ([`hands`]).
 
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
@@ -747,13 +753,12 @@ impl Change for Together {
     }
 }
 
-#[path = "trials_combination.rs"]
 mod combination;
+pub mod hands;
+pub mod on_job;
 
 #[cfg(test)]
-#[path = "trials_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "trials_limits_tests.rs"]
 mod limits_tests;

@@ -5,7 +5,7 @@
 //! made together, the scheduler first, put back in reverse.
 
 use super::*;
-use crate::job_levers::Planned;
+use crate::trials::on_job::Planned;
 use ssdready_core::result::{DirResult, JobResult, RunResult};
 use ssdready_diagnosis::levers::{Candidate, Kind};
 use ssdready_measured::group_limits::Lift;
@@ -331,7 +331,7 @@ fn a_queue_file_added_as_a_table_row_alone_is_tried_on_the_job_and_put_back() {
         device: true,
         ..Default::default()
     };
-    let (todo, _) = crate::job_levers::plan(&table, &sections(), &setting);
+    let (todo, _) = crate::trials::on_job::plan(&table, &sections(), &setting);
     let p = todo
         .into_iter()
         .find(|p| p.lever.id == "add-random")
@@ -416,7 +416,7 @@ fn hidden_pair() -> (Setting, Vec<Planned>) {
             .map(|(k, v)| ssdready_core::options::RawOption::cli(k, Some(v)))
             .collect(),
     }];
-    let (mut todo, _) = crate::job_levers::plan(&levers::shipped(), &two, &s);
+    let (mut todo, _) = crate::trials::on_job::plan(&levers::shipped(), &two, &s);
     // The service's I/O limits are other trials'.
     todo.retain(|p| ["cpu-quota", "cpuset"].contains(&p.lever.id.as_str()));
     (s, todo)
