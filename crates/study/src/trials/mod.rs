@@ -576,17 +576,12 @@ fn one(
         base: (w, &base_req),
         change: (&cw, &change_req),
     };
-    let done = in_turns(&mut sides, change.as_mut(), pairs);
-    (trial.turns, trial.error) = (done.turns, done.error);
-    trial.moved = moved_words(change.as_ref());
-    if done.failed {
-        trial.outcome = trials::Outcome::Failed;
-    }
-    (trial, done.fatal)
+    let fatal = measure_trial(&mut trial, &mut sides, change.as_mut(), pairs);
+    (trial, fatal)
 }
 
 /// What else a change moved and could not put back, in words.
-pub(crate) fn moved_words(change: &dyn Change) -> Option<String> {
+fn moved_words(change: &dyn Change) -> Option<String> {
     let moved = change.moved();
     (!moved.is_empty()).then(|| moved.join("; "))
 }
@@ -654,6 +649,26 @@ pub(crate) fn in_turns(sides: &mut dyn Sides, change: &mut dyn Change, pairs: us
         }
     }
     out
+}
+
+/// A trial's turns, measured into `trial`: [`in_turns`], then what else
+/// the change moved ([`moved_words`]), the trial failed where no turn
+/// completed. Returns whether the trials must stop (a change that could
+/// not be put back). The one tail of the device study's trials and the
+/// job's.
+pub(crate) fn measure_trial(
+    trial: &mut Trial,
+    sides: &mut dyn Sides,
+    change: &mut dyn Change,
+    pairs: usize,
+) -> bool {
+    let done = in_turns(sides, change, pairs);
+    (trial.turns, trial.error) = (done.turns, done.error);
+    trial.moved = moved_words(change);
+    if done.failed {
+        trial.outcome = trials::Outcome::Failed;
+    }
+    done.fatal
 }
 
 /// One A/B turn: the baseline and the changed run (the change made before

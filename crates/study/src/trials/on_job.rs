@@ -279,18 +279,14 @@ fn one(
         run,
         stop,
     };
-    let done = crate::trials::in_turns(&mut sides, change.as_mut(), trials::MIN_PAIRS);
-    (trial.turns, trial.error) = (done.turns, done.error);
-    trial.moved = crate::trials::moved_words(change.as_ref());
-    if done.failed {
-        trial.outcome = Outcome::Failed;
-    }
+    let fatal =
+        crate::trials::measure_trial(&mut trial, &mut sides, change.as_mut(), trials::MIN_PAIRS);
     trials::judge_trial(&mut trial);
     ssdready_diagnosis::levers::binding::after_turns(&mut trial, l, &cx);
     if let Some(f) = front {
         ssdready_diagnosis::trials::combination::behind_front(&mut trial, f);
     }
-    (trial, done.fatal)
+    (trial, fatal)
 }
 
 /// The job study's sides: the job as written and the changed job, each
