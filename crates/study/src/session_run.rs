@@ -538,25 +538,12 @@ fn best_together(
         false => m.iops,
     };
     let pairs = job_best::pairs(!helped.is_empty());
-    for i in 0..pairs {
-        if stop.load(Relaxed) {
-            break;
-        }
-        tell(format!(
-            "the job with {} together, turn {} of {pairs}",
-            b.changes().join(" "),
-            i + 1,
-        ));
-        let both = (sections, changed.as_slice());
-        crate::invariants::turn_order(b.turns.len(), i % 2 == 1);
-        match on_job::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
-            Ok(t) => b.turns.push(t),
-            Err((e, _)) => {
-                b.error = Some(e);
-                break;
-            }
-        }
-    }
+    tell(format!(
+        "the job with {} together, in {pairs} turns against it as written",
+        b.changes().join(" "),
+    ));
+    let both = (sections, changed.as_slice());
+    (b.turns, b.error) = on_job::in_turns(both, change.as_mut(), (run, stop), pairs);
     let rates: Vec<(f64, f64)> = b
         .turns
         .iter()

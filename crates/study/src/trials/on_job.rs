@@ -310,19 +310,20 @@ impl crate::trials::Sides for JobSides<'_, '_> {
     }
 }
 
-/// One turn of the job as written (`base`) and the changed job
-/// (`changed`, the host's change made before its run, put back after
-/// it), the change first when `change_first`: the device study's
-/// [`crate::trials::turn`]. An error, and whether the trials must stop.
-pub fn turn(
+/// `pairs` turns of the job as written (`jobs.0`) and the changed job
+/// (`jobs.1`, the host's change made before its run, put back after
+/// it), alternating which runs first: the device study's
+/// [`crate::trials::in_turns`] on the job's sides. The turns, and an
+/// error that ended them.
+pub fn in_turns(
     jobs: (&[Section], &[Section]),
     change: &mut dyn Change,
-    run: &mut RunFn,
-    stop: &Arc<AtomicBool>,
-    change_first: bool,
-) -> Result<Turn, (String, bool)> {
+    (run, stop): (&mut RunFn, &Arc<AtomicBool>),
+    pairs: usize,
+) -> (Vec<Turn>, Option<String>) {
     let mut sides = JobSides { jobs, run, stop };
-    crate::trials::turn(&mut sides, change, change_first)
+    let done = crate::trials::in_turns(&mut sides, change, pairs);
+    (done.turns, done.error)
 }
 
 /// The changes that helped beyond the noise, one per lever, best first;
