@@ -233,7 +233,9 @@ fn engines(runs: &[RunRecord]) -> Vec<EnginePoint> {
     out
 }
 
-/// The queue-depth sweep's engine at the engines' depths, from that sweep.
+/// The queue-depth sweep's engine at the engines' depths, from that sweep:
+/// the median of its repeats, as each other engine's (the curve's point is
+/// its best repeat, which stands higher by chance than a median).
 fn qd_engine_points(runs: &[RunRecord], f: &CurveFigures, engines: &mut Vec<EnginePoint>) {
     let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let qd_engine = runs
@@ -254,7 +256,7 @@ fn qd_engine_points(runs: &[RunRecord], f: &CurveFigures, engines: &mut Vec<Engi
                     engine: e.clone(),
                     qd,
                     threads: 1,
-                    iops: cp.iops,
+                    iops: med(&rs, |r| r.summary.iops).unwrap_or(cp.iops),
                     lat_mean_ns: cp.lat_mean_ns,
                     cpu_ns_per_io: median(
                         &rs.iter()
