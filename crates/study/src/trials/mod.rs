@@ -544,21 +544,12 @@ fn one(
     for (k, v) in &extra {
         change_req.set(k, v);
     }
+    let point = point_of(w);
+    let at = point.describe();
     let mut trial = Trial {
-        lever: l.id.clone(),
-        kind: l.kind,
-        what: l.what.clone(),
-        from,
-        to: c.value.clone(),
-        devices: disks.clone(),
-        at: point_of(w).describe(),
-        point: point_of(w),
-        measure: l.measure,
-        permanent: levers::permanent(l, &disks, c),
-        undo: l.undo.clone(),
         baseline_options: base_req.command_line(),
         change_options: change_req.command_line(),
-        ..Default::default()
+        ..Trial::of(l, c, (from, disks.clone()), (point, at))
     };
     let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
         Ok(ch) => {

@@ -239,26 +239,18 @@ fn one(
     let cx = host.setting.context();
     let point = point(sections);
     let table = levers::shipped();
+    let from = match l.ops().of_host() {
+        true => levers::replaced(l, &cx, &point),
+        false => "as written".into(),
+    };
+    let written = (point, "the job as written".to_string());
     let mut trial = Trial {
-        lever: l.id.clone(),
-        kind: l.kind,
-        what: l.what.clone(),
-        from: match l.ops().of_host() {
-            true => levers::replaced(l, &cx, &point),
-            false => "as written".into(),
-        },
         to: front
             .and_then(|f| table.iter().find(|x| x.id == f.lever))
             .and_then(|f| levers::lifted_behind(l, f, host.setting.limits.as_ref()))
             .unwrap_or_else(|| p.candidate.value.clone()),
-        devices: disks.clone(),
-        at: "the job as written".into(),
-        point,
-        measure: l.measure,
-        permanent: levers::permanent(l, &disks, &p.candidate),
-        undo: l.undo.clone(),
         behind: front.map(|f| f.lever.clone()),
-        ..Default::default()
+        ..Trial::of(l, &p.candidate, (from, disks.clone()), written)
     };
     let mut change = match change_of(host, p, front) {
         Ok(c) => c,
