@@ -22,6 +22,7 @@ use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::Workload;
 use ssdready_core::options::Section;
 use ssdready_core::result::RunResult;
+use ssdready_diagnosis::levers::kind_queue::SCHEDULER;
 use ssdready_diagnosis::levers::Context;
 use ssdready_diagnosis::limit::job::JobFigures;
 use ssdready_diagnosis::limit::point::JudgedFrom;
@@ -149,11 +150,11 @@ impl<'a> RealRunner<'a> {
         let t = self.tuner()?;
         let held = |t: &Tuner| {
             let mut c = t.changed().iter();
-            c.find(|s| s.device == dev && s.attr == "scheduler")
+            c.find(|s| s.device == dev && s.attr == SCHEDULER)
                 .map(|s| s.original.clone())
         };
         let first = held(t).is_none();
-        let set = t.set(&dev, "scheduler", want);
+        let set = t.set(&dev, SCHEDULER, want);
         let original = held(t);
         let recovered: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
         self.notes.extend(recovered);
@@ -176,12 +177,12 @@ impl<'a> RealRunner<'a> {
         let switched: Vec<String> = t
             .changed()
             .iter()
-            .filter(|s| s.attr == "scheduler")
+            .filter(|s| s.attr == SCHEDULER)
             .map(|s| s.device.clone())
             .collect();
         let left: Vec<String> = switched
             .iter()
-            .filter_map(|d| t.restore(d, "scheduler"))
+            .filter_map(|d| t.restore(d, SCHEDULER))
             .filter(|r| !r.is_original())
             .map(|r| r.to_string())
             .collect();
