@@ -17,8 +17,11 @@
 # change in the machine's load falls on all counts alike (the rounds
 # alternate the counts). Per run it prints the IOPS, the ratio to one
 # worker's IOPS in the same round (when 1 is among the counts), the
-# model's own IOPS for the same jobs in virtual time (`emu simulate`,
-# 200 ms: what the device model allows, its limit where a resource binds)
+# model's own IOPS for the same jobs in virtual time (`emu simulate`, as
+# long as a run, RUNTIME: what the device model allows, its limit where a
+# resource binds; a shorter window would read the fill's program work
+# still draining from the dies, 200 ms giving 14.71M at 16 workers where
+# 2 s gives 15.32M)
 # and the run's fraction of it, the workers' CPU per I/O (usr + sys, from
 # the run's own figures: equal CPU per I/O at 1 and N workers means they
 # do not serialise on shared state), and the load average before and
@@ -31,8 +34,8 @@
 #               reads, 0.2 µs per command on each of 4 controller cores,
 #               64 ns per 4 KiB on the link and a channel; nothing
 #               copied; completions polled). The model gives one worker
-#               at QD 32 about 10.8M IOPS and 16 workers 15.2M (the link
-#               binds at 15.6M).
+#               at QD 32 about 10.9M IOPS and 16 workers 15.3M over 2 s
+#               (the link binds at 15.6M).
 #   flash-fast  nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,
 #               link_mbps=64000,cpl_ns=5000 (data copied, hybrid
 #               completions).
@@ -122,11 +125,11 @@ print(sum(j['read']['iops'] for j in jobs), cpu * 1e9 / max(ios, 1))"
 }
 echo "== emulator scaling: $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) CPUs, Linux $(uname -r), $(date -u '+%F %H:%M UTC'), $B"
 echo "   runs:     $B run $(args "PRESET" "WORKERS" "$RUNTIME")"
-echo "   model:    $B emu simulate $(args "PRESET" "WORKERS" 200ms)"
+echo "   model:    $B emu simulate $(args "PRESET" "WORKERS" "$RUNTIME")"
 for p in $PRESETS; do
   declare -A model=()
   for w in "${WORKERS[@]}"; do
-    read -r m _ < <(one "$p" "$w" "emu simulate" 200ms)
+    read -r m _ < <(one "$p" "$w" "emu simulate" "$RUNTIME")
     model[$w]=$m
   done
   for r in $(seq "$REPEATS"); do
