@@ -353,33 +353,6 @@ pub(crate) fn log_floor() -> f64 {
 }
 
 impl Trial {
-    /// A trial of lever `l` at candidate `c`, before its turns: changed
-    /// from `from` on `devices` at `point`, said as `at` (the device
-    /// study's point in words, or the job as written), with the lines
-    /// that keep it and how it is put back. The one start of every trial,
-    /// the device study's and the job's.
-    pub fn of(
-        l: &crate::levers::Lever,
-        c: &crate::levers::Candidate,
-        (from, devices): (String, Vec<String>),
-        (point, at): (Point, String),
-    ) -> Trial {
-        Trial {
-            lever: l.id.clone(),
-            kind: l.kind,
-            what: l.what.clone(),
-            from,
-            to: c.value.clone(),
-            permanent: crate::levers::permanent(l, &devices, c),
-            devices,
-            at,
-            point,
-            measure: l.measure,
-            undo: l.undo.clone(),
-            ..Default::default()
-        }
-    }
-
     /// The gain on what it is judged on.
     pub fn main_gain(&self) -> Option<&Gain> {
         self.gains.iter().find(|g| g.metric == self.measure)

@@ -549,7 +549,7 @@ fn one(
     let mut trial = Trial {
         baseline_options: base_req.command_line(),
         change_options: change_req.command_line(),
-        ..Trial::of(l, c, (from, disks.clone()), (point, at))
+        ..trial_of(l, c, (from, disks.clone()), (point, at))
     };
     let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
         Ok(ch) => {
@@ -640,6 +640,33 @@ pub(crate) fn in_turns(sides: &mut dyn Sides, change: &mut dyn Change, pairs: us
         }
     }
     out
+}
+
+/// A trial of lever `l` at candidate `c`, before its turns: changed from
+/// `from` on `devices` at `point`, said as `at` (the device study's point
+/// in words, or the job as written), with the lines that keep it and how
+/// it is put back. The one start of every trial, the device study's and
+/// the job's.
+pub(crate) fn trial_of(
+    l: &Lever,
+    c: &Candidate,
+    (from, devices): (String, Vec<String>),
+    (point, at): (Point, String),
+) -> Trial {
+    Trial {
+        lever: l.id.clone(),
+        kind: l.kind,
+        what: l.what.clone(),
+        from,
+        to: c.value.clone(),
+        permanent: levers::permanent(l, &devices, c),
+        devices,
+        at,
+        point,
+        measure: l.measure,
+        undo: l.undo.clone(),
+        ..Default::default()
+    }
 }
 
 /// A trial's turns, measured into `trial`: [`in_turns`], then what else

@@ -250,7 +250,7 @@ fn one(
             .and_then(|f| levers::lifted_behind(l, f, host.setting.limits.as_ref()))
             .unwrap_or_else(|| p.candidate.value.clone()),
         behind: front.map(|f| f.lever.clone()),
-        ..Trial::of(l, &p.candidate, (from, disks.clone()), written)
+        ..crate::trials::trial_of(l, &p.candidate, (from, disks.clone()), written)
     };
     let mut change = match change_of(host, p, front) {
         Ok(c) => c,
