@@ -67,7 +67,11 @@ pub fn classify_job(
     // best that kept fewer in flight (the job's best repeat, a shallower
     // variant), by more than the job's repeats differed among themselves
     // (one run of a variant against the best of the repeats).
-    let rise = 1.0 + repeats_spread(runs, &point).max(MORE_IN_FLIGHT_PCT) / 100.0;
+    let spread = crate::figures::curve::noise(runs)
+        .into_iter()
+        .find(|n| n.point == point)
+        .map_or(0.0, |n| n.spread_pct);
+    let rise = 1.0 + spread.max(MORE_IN_FLIGHT_PCT) / 100.0;
     let best_below = |n: u32| {
         ok().filter(|r| in_flight(r) < n)
             .map(|r| r.summary.iops)
@@ -93,23 +97,6 @@ pub fn classify_job(
         s.evidence.push(line);
     }
     s
-}
-
-/// How far the job's repeats (`point`'s runs) differed: the highest less
-/// the lowest, percent of their median; 0 with fewer than two.
-fn repeats_spread(runs: &[RunRecord], point: &str) -> f64 {
-    let v: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.point == point && r.error.is_none() && !r.instrumented)
-        .map(|r| r.summary.iops)
-        .collect();
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-    match (v.len() >= 2, ssdready_measured::curve::median(&v)) {
-        (true, Some(m)) if m > 0.0 => 100.0 * (hi - lo) / m,
-        _ => 0.0,
-    }
 }
 
 /// `more in flight bought nothing: qd-128 (128 in flight) 91.0K IOPS, … against
