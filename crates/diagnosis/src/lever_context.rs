@@ -9,18 +9,16 @@ use crate::limit::Cause;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The queue file of the I/O scheduler: switching it resets
-/// `nr_requests` and the other settings it owns.
-pub const SCHEDULER: &str = "scheduler";
-/// The queue file of the requests queued per hardware queue.
-pub const NR_REQUESTS: &str = "nr_requests";
-/// The queue file of the largest request the device takes (`hw-max`).
-pub const HW_MAX: &str = "max_hw_sectors_kb";
+/// The queue files by the names `ssdready_measured` gives them once: the
+/// I/O scheduler (switching it resets `nr_requests` and the other
+/// settings it owns), the requests queued per hardware queue, the largest
+/// request the device takes (`hw-max`), whether it has poll queues.
+pub use ssdready_measured::limits::queue_files::{
+    IO_POLL as POLL, MAX_HW_SECTORS_KB as HW_MAX, NR_REQUESTS, SCHEDULER,
+};
 /// The queue files the study reads beside the levers' own: the largest
 /// request the device takes and whether it has poll queues.
 pub const READ_ALSO: [&str; 2] = [HW_MAX, POLL];
-/// Whether the device has poll queues (1: it has).
-pub(crate) const POLL: &str = "io_poll";
 
 /// The point a lever is tried at, as the study resolved it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -409,6 +409,7 @@ fn an_engine_the_finding_calls_slower_that_gains_in_turns_is_said_against_it() {
     assert!(vs[0]
         .confidence_why
         .contains("lowered: measured against it"));
+    assert!(s.citations.iter().any(|c| c.against), "{:?}", s.citations);
     // Where the trial went the finding's way (to the faster), it confirms.
     s.trials[0].from = "libaio".into();
     s.trials[0].to = "io_uring".into();
@@ -420,6 +421,7 @@ fn an_engine_the_finding_calls_slower_that_gains_in_turns_is_said_against_it() {
         vs[0].recommendation
     );
     assert_eq!(vs[0].confidence, "high");
+    assert!(s.citations.iter().all(|c| !c.against), "{:?}", s.citations);
 }
 
 #[test]

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod counters;
 pub mod parse;
+pub mod queue_files;
 pub mod text;
 
 pub use counters::{CgroupCounters, CounterDelta};

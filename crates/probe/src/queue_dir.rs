@@ -11,6 +11,7 @@
 
 use crate::sys::Sys;
 use ssdready_measured::limits::parse::{active_scheduler, schedulers};
+use ssdready_measured::limits::queue_files as file;
 use ssdready_measured::limits::QueueSettings;
 
 /// What a disk's queue directory holds.
@@ -33,7 +34,7 @@ pub fn read(s: Sys, disk: &str) -> QueueDir {
     let q = |f: &str| s.read(&format!("/sys/block/{disk}/queue/{f}"));
     let n = |f: &str| q(f).and_then(|v| v.parse::<u64>().ok());
     let small = |f: &str| q(f).and_then(|v| v.parse::<u32>().ok());
-    let text = q("scheduler");
+    let text = q(file::SCHEDULER);
     let offered = text.as_deref().map(|t| schedulers(t).1).unwrap_or_default();
     let mq_entries = std::fs::read_dir(s.path(&format!("/sys/block/{disk}/mq")))
         .ok()
@@ -41,19 +42,19 @@ pub fn read(s: Sys, disk: &str) -> QueueDir {
     QueueDir {
         settings: QueueSettings {
             hw_queues: mq_entries.filter(|&m| m > 0),
-            nr_requests: n("nr_requests"),
+            nr_requests: n(file::NR_REQUESTS),
             scheduler: text.as_deref().and_then(active_scheduler),
-            wbt_lat_usec: n("wbt_lat_usec"),
-            max_sectors_kb: n("max_sectors_kb"),
-            max_hw_sectors_kb: n("max_hw_sectors_kb"),
-            nomerges: small("nomerges"),
-            rq_affinity: small("rq_affinity"),
-            read_ahead_kb: n("read_ahead_kb"),
-            io_poll: n("io_poll").map(|v| v != 0),
-            write_cache: q("write_cache"),
-            rotational: n("rotational").map(|v| v != 0),
-            logical_block_size: n("logical_block_size"),
-            physical_block_size: n("physical_block_size"),
+            wbt_lat_usec: n(file::WBT_LAT_USEC),
+            max_sectors_kb: n(file::MAX_SECTORS_KB),
+            max_hw_sectors_kb: n(file::MAX_HW_SECTORS_KB),
+            nomerges: small(file::NOMERGES),
+            rq_affinity: small(file::RQ_AFFINITY),
+            read_ahead_kb: n(file::READ_AHEAD_KB),
+            io_poll: n(file::IO_POLL).map(|v| v != 0),
+            write_cache: q(file::WRITE_CACHE),
+            rotational: n(file::ROTATIONAL).map(|v| v != 0),
+            logical_block_size: n(file::LOGICAL_BLOCK_SIZE),
+            physical_block_size: n(file::PHYSICAL_BLOCK_SIZE),
             ..QueueSettings::default()
         },
         offered,

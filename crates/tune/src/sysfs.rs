@@ -7,25 +7,16 @@
 use crate::journal::{Also, Setting};
 use crate::Restored;
 use ssdready_measured::limits::parse::queue_value;
+use ssdready_measured::limits::queue_files as file;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// The queue settings any Tuner may change; a Tuner is given more by its
-/// caller ([`crate::Tuner::allowing`]: the study's levers table), each a
-/// plain file name of the queue directory ([`plain_attr`]).
-pub const ATTRS: &[&str] = &[
-    "scheduler",
-    "nr_requests",
-    "nomerges",
-    "rq_affinity",
-    "iostats",
-    "wbt_lat_usec",
-    "read_ahead_kb",
-    "max_sectors_kb",
-    "io_poll",
-    "io_poll_delay",
-];
+/// The queue settings any Tuner may change (named once, with the rest of
+/// the queue directory, by `ssdready_measured`); a Tuner is given more by
+/// its caller ([`crate::Tuner::allowing`]: the study's levers table), each
+/// a plain file name of the queue directory ([`plain_attr`]).
+pub const ATTRS: &[&str] = file::CHANGED;
 
 /// Whether `name` is a device name as `/sys/block` lists them (no path).
 pub fn plain_name(name: &str) -> bool {
@@ -57,13 +48,9 @@ pub fn plain_value(value: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-/// The settings a scheduler switch resets, besides the scheduler's own
-/// tunables (`iosched/*`).
-const RESET_BY_SCHEDULER: &[&str] = &["nr_requests", "wbt_lat_usec"];
-
 /// Whether `attr` may be put back as a setting a switch reset.
 pub fn plain_also(attr: &str) -> bool {
-    RESET_BY_SCHEDULER.contains(&attr)
+    file::RESET_BY_SCHEDULER.contains(&attr)
         || attr
             .strip_prefix("iosched/")
             .is_some_and(|n| plain_name(n) && !n.contains(':'))
@@ -71,10 +58,13 @@ pub fn plain_also(attr: &str) -> bool {
 
 /// What changing `attr` makes the kernel reset, as it is now.
 pub fn also_of(sysfs: &Path, device: &str, attr: &str) -> Vec<Also> {
-    if attr != "scheduler" {
+    if attr != file::SCHEDULER {
         return Vec::new();
     }
-    let mut names: Vec<String> = RESET_BY_SCHEDULER.iter().map(|a| a.to_string()).collect();
+    let mut names: Vec<String> = file::RESET_BY_SCHEDULER
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
     let iosched = path(sysfs, device, "iosched");
     let mut tunables: Vec<String> = std::fs::read_dir(iosched)
         .into_iter()

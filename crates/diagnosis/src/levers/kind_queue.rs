@@ -17,6 +17,7 @@ use crate::lever_context::{Candidate, Context, Point, POLL};
 use crate::limit::Cause;
 use crate::trials::record::{Member, Reason};
 use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::queue_files as file;
 
 pub use crate::lever_context::{HW_MAX, NR_REQUESTS, READ_ALSO, SCHEDULER};
 
@@ -109,8 +110,8 @@ impl LeverKind for Queue {
                     )
                 })
             }
-            "max_sectors_kb" => {
-                let n = now("max_sectors_kb")?;
+            file::MAX_SECTORS_KB => {
+                let n = now(file::MAX_SECTORS_KB)?;
                 (p.bs <= n << 10).then(|| {
                     format!(
                         "{} fit in one request of {n} KiB: nothing is split",
@@ -118,7 +119,7 @@ impl LeverKind for Queue {
                     )
                 })
             }
-            "read_ahead_kb" => (p.direct || p.rw != "read").then(|| {
+            file::READ_AHEAD_KB => (p.direct || p.rw != "read").then(|| {
                 format!(
                     "read-ahead acts only on buffered sequential reads, not on {}",
                     p.describe()
@@ -130,7 +131,7 @@ impl LeverKind for Queue {
 
     fn idle_for_job(&self, l: &Lever, p: &Point) -> Option<String> {
         let writes = p.rw.contains("write") || p.rw.ends_with("rw") || p.rw == "trim";
-        (l.attr.as_deref() == Some("wbt_lat_usec") && !writes)
+        (l.attr.as_deref() == Some(file::WBT_LAT_USEC) && !writes)
             .then(|| "writeback throttling acts only on writes, and the job writes none".into())
     }
 

@@ -344,6 +344,10 @@ pub struct Citation {
     pub rule: String,
     /// True when a trial measured it; false: untested.
     pub measured: bool,
+    /// The trial went against the recommendation: what the verdict calls
+    /// slower was faster in turns (its confidence is lowered).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against: bool,
     pub text: String,
 }
 

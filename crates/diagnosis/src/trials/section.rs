@@ -167,6 +167,7 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         Some(Citation {
             rule: v.rule.clone(),
             measured,
+            against: false,
             text,
         })
     };
@@ -190,14 +191,12 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .filter(|t| t.outcome.judged())
         .collect();
     if let Some(t) = trials.iter().find(|t| against(v, t)) {
-        return cite(
-            true,
-            format!(
-                "measured against it: {} ({}): what it calls slower was faster in turns",
-                result_words(t),
-                t.change()
-            ),
+        let text = format!(
+            "measured against it: {} ({}): what it calls slower was faster in turns",
+            result_words(t),
+            t.change()
         );
+        return cite(true, text).map(|c| Citation { against: true, ..c });
     }
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
         let cost = match cause {
@@ -307,7 +306,7 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
             v.recommendation.trim_end(),
             c.text.trim_end_matches('.')
         );
-        if c.text.starts_with("measured against it") {
+        if c.against {
             v.confidence = lower(&v.confidence).into();
             v.confidence_why = format!("{}; lowered: {}", v.confidence_why, c.text);
         }

@@ -10,6 +10,7 @@
 //! merges on, completions on the submitting CPU's group, I/O statistics
 //! on, the kernel's default write throttling and readahead.
 
+use ssdready_measured::limits::queue_files as file;
 use std::path::{Path, PathBuf};
 
 /// One setting put back to the new drive's value.
@@ -41,17 +42,17 @@ fn wanted(q: &Path, depth: u32) -> Vec<(&'static str, String, Option<String>)> {
         .and_then(|s| s.trim().parse::<u32>().ok());
     let nr = tags.map_or(depth, |t| depth.min(t)).max(4);
     let mut v = vec![
-        ("scheduler", "none".to_string(), None),
-        ("nr_requests", nr.to_string(), None),
-        ("nomerges", "0".into(), None),
-        ("rq_affinity", "1".into(), None),
-        ("iostats", "1".into(), None),
-        ("read_ahead_kb", "128".into(), None),
+        (file::SCHEDULER, "none".to_string(), None),
+        (file::NR_REQUESTS, nr.to_string(), None),
+        (file::NOMERGES, "0".into(), None),
+        (file::RQ_AFFINITY, "1".into(), None),
+        (file::IOSTATS, "1".into(), None),
+        (file::READ_AHEAD_KB, "128".into(), None),
         // -1 is the kernel's own default (2 ms on a non-rotational device).
-        ("wbt_lat_usec", "-1".into(), Some(String::new())),
+        (file::WBT_LAT_USEC, "-1".into(), Some(String::new())),
     ];
-    if let Some(hw) = read(q, "max_hw_sectors_kb") {
-        v.push(("max_sectors_kb", hw, None));
+    if let Some(hw) = read(q, file::MAX_HW_SECTORS_KB) {
+        v.push((file::MAX_SECTORS_KB, hw, None));
     }
     v
 }

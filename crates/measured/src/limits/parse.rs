@@ -77,7 +77,7 @@ pub fn active_scheduler(text: &str) -> Option<String> {
 /// (`[none] mq-deadline` is `none`), any other setting trimmed.
 pub fn queue_value(attr: &str, text: &str) -> String {
     match attr {
-        "scheduler" => active_scheduler(text).unwrap_or_default(),
+        super::queue_files::SCHEDULER => active_scheduler(text).unwrap_or_default(),
         _ => text.trim().to_string(),
     }
 }

@@ -1,6 +1,7 @@
 //! The inventory in words: one [`Line`] per limit or setting, with the
 //! file it was read from, for a terminal (`ssdready limits`) or a report.
 
+use super::queue_files as file;
 use super::{
     CgroupVersion, CpuAllowance, Device, DeviceRole, Inventory, IoLimitKind, IoThrottle,
     MemLimitKind, QueueSettings, WeightKind,
@@ -247,20 +248,20 @@ pub fn queue_words(q: &QueueSettings) -> String {
         }
     };
     num("hw_queues", q.hw_queues.map(u64::from));
-    num("nr_requests", q.nr_requests);
+    num(file::NR_REQUESTS, q.nr_requests);
     num("queue_depth", q.queue_depth);
-    num("wbt_lat_usec", q.wbt_lat_usec);
-    num("max_sectors_kb", q.max_sectors_kb);
-    num("max_hw_sectors_kb", q.max_hw_sectors_kb);
-    num("nomerges", q.nomerges.map(u64::from));
-    num("rq_affinity", q.rq_affinity.map(u64::from));
-    num("read_ahead_kb", q.read_ahead_kb);
-    num("io_poll", q.io_poll.map(u64::from));
-    num("rotational", q.rotational.map(u64::from));
-    num("logical_block_size", q.logical_block_size);
-    num("physical_block_size", q.physical_block_size);
+    num(file::WBT_LAT_USEC, q.wbt_lat_usec);
+    num(file::MAX_SECTORS_KB, q.max_sectors_kb);
+    num(file::MAX_HW_SECTORS_KB, q.max_hw_sectors_kb);
+    num(file::NOMERGES, q.nomerges.map(u64::from));
+    num(file::RQ_AFFINITY, q.rq_affinity.map(u64::from));
+    num(file::READ_AHEAD_KB, q.read_ahead_kb);
+    num(file::IO_POLL, q.io_poll.map(u64::from));
+    num(file::ROTATIONAL, q.rotational.map(u64::from));
+    num(file::LOGICAL_BLOCK_SIZE, q.logical_block_size);
+    num(file::PHYSICAL_BLOCK_SIZE, q.physical_block_size);
     if let Some(s) = &q.scheduler {
-        w.insert(0, format!("scheduler {s}"));
+        w.insert(0, format!("{} {s}", file::SCHEDULER));
     }
     if let (Some(p), Some(n)) = (q.poll_queues, q.hw_queues) {
         let at = w
