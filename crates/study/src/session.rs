@@ -612,6 +612,20 @@ fn check_and_make(
     Ok(make_output(dir, &o.stop)?)
 }
 
+/// The runs a study of the job takes at most: its repeats, fio's beside
+/// them where fio runs, the instrumented run (root), its variants, the
+/// best configuration's pairs, the host's trials (`host_runs`) and a
+/// paced job's capacity search.
+fn job_runs(sections: &[Section], fio: bool, root: bool, host_runs: usize) -> usize {
+    crate::job::REPEATS
+        + usize::from(fio) * crate::fio_beside::RUNS
+        + usize::from(root)
+        + job::variants(sections).len()
+        + 2 * job_best::PAIRS
+        + host_runs
+        + steps::capacity_runs(sections)
+}
+
 /// Run the study of a job file (see the module's documentation).
 pub fn study_job(
     o: &JobOptions,
@@ -646,13 +660,7 @@ pub fn study_job(
     let host_runs = host.runs();
     let deadline = started + std::time::Duration::from_secs_f64(budget_s);
     let fio = crate::fio_beside::find(&as_written, deadline, &so.stop);
-    let runs = crate::job::REPEATS
-        + fio.as_ref().map_or(0, |_| crate::fio_beside::RUNS)
-        + usize::from(root)
-        + job::variants(&sections).len()
-        + 2 * job_best::PAIRS
-        + host_runs
-        + steps::capacity_runs(&sections);
+    let runs = job_runs(&sections, fio.is_ok(), root, host_runs);
     let runtime = runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, target, runtime);
     check_and_make(&sections, so, run, &dir)?;

@@ -6,7 +6,7 @@
 //! stopped by its quota, the allowed CPUs busy, the device holding no more
 //! requests than its queue admits — never from the setting alone.
 
-use super::caps::Caps;
+use super::caps::{Caps, QueueCap};
 use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
 use ssdready_core::units::fmt_count;
@@ -354,19 +354,10 @@ pub const QUEUE_GROWTH_PCT: f64 = 15.0;
 /// keeps in flight at the peak, the device holding about that many, and
 /// the rate stopped growing as the queue filled.
 pub fn device_queue(sh: &Shared, v: &View) -> Test {
-    let Some(q) = &sh.caps.queue else {
-        return Test::No(
-            "the device's queue admits at least as many requests as the study keeps in flight"
-                .into(),
-        );
+    let q = match queue_to_weigh(sh) {
+        Ok(q) => q,
+        Err(why) => return Test::No(why),
     };
-    // A loop device's queue stays full when the disk under it is: the
-    // disk giving through it what its file gives read directly says so.
-    if let Some(full) = &sh.loop_disk_full {
-        return Test::No(format!(
-            "{full}: the loop device's queue is full because the disk under it is"
-        ));
-    }
     let r = q.requests as f64;
     let held = |w: &View| w.disk.and_then(|d| d.in_flight);
     let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
@@ -436,6 +427,26 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         setting: Some(q.setting.clone()),
         margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
     })
+}
+
+/// The device's queue where it admits fewer requests than the study
+/// keeps in flight and is the device's own (not a loop device's, full
+/// because the disk under it is); why not, in words.
+fn queue_to_weigh<'a>(sh: &Shared<'a>) -> Result<&'a QueueCap, String> {
+    let Some(q) = &sh.caps.queue else {
+        return Err(
+            "the device's queue admits at least as many requests as the study keeps in flight"
+                .into(),
+        );
+    };
+    // A loop device's queue stays full when the disk under it is: the
+    // disk giving through it what its file gives read directly says so.
+    if let Some(full) = &sh.loop_disk_full {
+        return Err(format!(
+            "{full}: the loop device's queue is full because the disk under it is"
+        ));
+    }
+    Ok(q)
 }
 
 /// Where the device saturates as its queue fills: the last doubling of

@@ -172,17 +172,7 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         })
     };
     if related.is_empty() {
-        return match cause {
-            Some(Cause::BelowHost) => cite(
-                false,
-                "untested: a limit below this host; no setting of this host moves it".into(),
-            ),
-            Some(Cause::Device) => cite(
-                false,
-                "untested: the device's own limit; no setting of this host moves it".into(),
-            ),
-            _ => None,
-        };
+        return beyond_the_host(cause).and_then(|why| cite(false, format!("untested: {why}")));
     }
     let trials: Vec<&Trial> = s
         .trials
@@ -237,6 +227,15 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             .map(|t| format!("{}: {}", t.change(), result_words(t)))
     })?;
     cite(false, format!("untested: {why}"))
+}
+
+/// Why no lever answers a cause below the host, none for another cause.
+fn beyond_the_host(cause: Option<Cause>) -> Option<&'static str> {
+    match cause? {
+        Cause::BelowHost => Some("a limit below this host; no setting of this host moves it"),
+        Cause::Device => Some("the device's own limit; no setting of this host moves it"),
+        _ => None,
+    }
 }
 
 /// Whether trial `t` measured, in turns and beyond the noise, that what
