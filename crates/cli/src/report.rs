@@ -73,11 +73,17 @@ pub fn write_report(dir: &Path, json: &str) -> Result<PathBuf, String> {
     write(dir, REPORT, &html::render(&doc))
 }
 
-/// Write a study's files in `dir`, in order, each said on its line when
+/// Write a study's files in `dir` (made when missing), in order, each said on its line when
 /// written (a report rendered from the JSON written before it); a lost
 /// file is said, and a kept one ends the writing with exit code 1.
 /// Returns the exit code so far and the first file's path, when written.
 pub fn write_outputs(dir: &Path, outputs: Vec<Output>) -> (i32, Option<PathBuf>) {
+    // Made now, with its files: the study checked before its runs that
+    // it can be, and left none behind had it been killed.
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        crate::say(&format!("creating {}: {e}", dir.display()));
+        return (1, None);
+    }
     let (mut json, mut first) = (String::new(), None);
     for o in outputs {
         let written = match o.body {

@@ -339,16 +339,29 @@ fn hold(
     }
 }
 
-/// The output directory, made before the first run (nothing written when
-/// a signal came first or it cannot be made).
+/// The output directory checked before the first run: made and, where
+/// the study made it, taken away again (with any parent it made), so that
+/// a directory that cannot be made fails before any run starts, and a
+/// study killed before it writes leaves no empty directory behind. The
+/// writer makes it again with the files ([`crate::outputs`]). Nothing is
+/// made when a signal came first.
 fn make_output(dir: &Path, stop: &AtomicBool) -> Result<(), StudyError> {
     if stop.load(Relaxed) {
         return Err(StudyError::Interrupted);
     }
+    let first_missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.exists()).collect();
     std::fs::create_dir_all(dir).map_err(|source| StudyError::Output {
         dir: dir.to_path_buf(),
         source,
-    })
+    })?;
+    // Deepest first: each is empty, as the study just made it (another
+    // process's file in one keeps it, and its parents, where they are).
+    for made in first_missing {
+        if std::fs::remove_dir(made).is_err() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// What can cap the study's I/O, read before its runs: its control groups'

@@ -147,3 +147,33 @@ fn no_best_file_without_a_gain_beyond_the_noise() {
     let mut doc = JobDoc::default();
     assert!(best_file(&mut doc, &[]).is_none());
 }
+
+#[test]
+fn the_output_directory_is_checked_before_the_runs_and_not_left_empty_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    // Missing: made to prove it can be, and taken away until the writer
+    // makes it with its files (a study killed meanwhile leaves nothing).
+    let new = tmp.path().join("study-out");
+    make_output(&new, &stop).unwrap();
+    assert!(!new.exists());
+    // There already (the user's own): kept, with what it holds.
+    let own = tmp.path().join("mine");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::write(own.join("notes"), "x").unwrap();
+    make_output(&own, &stop).unwrap();
+    assert!(own.join("notes").is_file());
+    // One that cannot be made (its parent is a file) fails before any run.
+    let under_file = own.join("notes").join("out");
+    assert!(matches!(
+        make_output(&under_file, &stop),
+        Err(StudyError::Output { .. })
+    ));
+    // A signal first: nothing made.
+    stop.store(true, Relaxed);
+    assert!(matches!(
+        make_output(&new, &stop),
+        Err(StudyError::Interrupted)
+    ));
+    assert!(!new.exists());
+}
