@@ -106,6 +106,12 @@ pub struct Inputs<'a> {
     pub strategies: Option<&'a strategies::Section>,
     /// What the machine's configuration says can cap the study's I/O.
     pub caps: Option<&'a limit::caps::Caps>,
+    /// The runs are a job as written at this depth, its repeats and
+    /// variants named as the queue-depth sweep names its points: what
+    /// holds it is judged as a job's ([`limit::point::classify_job`]: each
+    /// variant against the best run with fewer in flight), not from a
+    /// sweep's curve. None for a study's sweeps.
+    pub job_qd: Option<u32>,
 }
 
 impl<'a> Inputs<'a> {
@@ -121,8 +127,44 @@ impl<'a> Inputs<'a> {
             calibration: None,
             strategies: None,
             caps: None,
+            job_qd: None,
         }
     }
+}
+
+/// The device study's rules on a job's runs (`points`, judged from
+/// `from`: its target, machine, limits and depth as written), through the
+/// one path of a study's — figures, facts, rules — with what holds the
+/// job judged as a job's: every finding but those of what holds it (the
+/// verdicts that name the saturation's cause or what also held, said by
+/// [`limit::point::JudgedFrom::held`] per direction). None where the job's
+/// target is none the study could read.
+pub fn job_findings(from: &limit::point::JudgedFrom, points: &[RunRecord]) -> Vec<Verdict> {
+    let (Some(t), false) = (&from.target, points.is_empty()) else {
+        return Vec::new();
+    };
+    let caps = from.context.limits.as_ref().map(limit::caps::Caps::of);
+    let targets = std::slice::from_ref(t);
+    let j = judge(&Inputs {
+        caps: caps.as_ref(),
+        job_qd: Some(from.point.qd),
+        ..Inputs::of(targets, &from.machine, points)
+    });
+    let rules = rules::parse(rules::RULES).expect("the shipped rules parse (a unit test checks)");
+    let names_the_cause = |id: &str| {
+        rules.iter().any(|r| {
+            r.id == id
+                && r.when.iter().any(|c| match c.op {
+                    rules::Op::Eq => c.fact == "saturation_limit",
+                    rules::Op::Exists => c.fact == "saturation_also",
+                    _ => false,
+                })
+        })
+    };
+    j.verdicts
+        .into_iter()
+        .filter(|v| !names_the_cause(&v.rule))
+        .collect()
 }
 
 /// Judge a study document again from what it recorded: its targets,
@@ -141,6 +183,7 @@ pub fn rejudge(d: &model::StudyDoc) -> Judgement {
         calibration: d.figures.calibration.as_ref(),
         strategies: d.figures.strategies.as_ref(),
         caps: caps.as_ref(),
+        job_qd: None,
     })
 }
 
@@ -151,6 +194,9 @@ pub fn judge(i: &Inputs) -> Judgement {
     let no_caps = limit::caps::Caps::default();
     let caps = i.caps.unwrap_or(&no_caps);
     let mut figures = figures::derive(targets, runs, machine, i.strategies.cloned(), caps);
+    if let Some(qd) = i.job_qd {
+        figures.saturation = limit::point::classify_job(&targets[0], runs, qd, machine, caps);
+    }
     figures.transport = i.transport.cloned();
     figures.stack = targets[0]
         .stack

@@ -7,6 +7,7 @@
 mod cloud_disk;
 mod device_reach;
 mod job_point;
+mod job_rules;
 mod many_cpus;
 mod planted;
 mod verdicts;

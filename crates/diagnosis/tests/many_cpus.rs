@@ -78,6 +78,7 @@ fn job_judged(name: &str) -> (Cause, Vec<Held>, Vec<String>) {
         points: &points,
         held: &held,
         holds: &holds,
+        findings: &[],
     })
     .unwrap();
     (held[0].saturation.limit, again.held, again.holds)

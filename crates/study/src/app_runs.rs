@@ -197,7 +197,7 @@ fn point(
     })?;
     let file = format!("app-{}-{jobs}.json", w.name());
     let text = serde_json::to_string_pretty(&r.to_json()).expect("serialises") + "\n";
-    let saved = ssdready_run::output::write_in(out_dir, &file, &text).is_ok();
+    let saved = save(out_dir, &file, &text);
     let mut f = figure(&r);
     f.result = saved.then_some(file);
     f.set_raw(raw_iops);
@@ -273,7 +273,7 @@ fn cache_effect(
         _ => format!("{}-cache-", w.name()),
     };
     let text = serde_json::to_string_pretty(&c).expect("serialises") + "\n";
-    let saved = ssdready_run::output::write_in(out_dir, file, &text).is_ok();
+    let saved = save(out_dir, file, &text);
     Ok(c.points
         .iter()
         .map(|p| {
@@ -330,6 +330,14 @@ pub fn add(j: &mut crate::Judgement, points: Vec<AppFigure>, interrupted: bool) 
     j.facts.extend(facts);
     j.verdicts.extend(verdicts);
     j.figures.applications = points;
+}
+
+/// Write an application's result as `file` in the study's output
+/// directory, made with its first file (the study only checked it can
+/// be); whether it was written.
+fn save(out_dir: &Path, file: &str, text: &str) -> bool {
+    std::fs::create_dir_all(out_dir).is_ok()
+        && ssdready_run::output::write_in(out_dir, file, text).is_ok()
 }
 
 #[cfg(test)]

@@ -123,6 +123,7 @@ pub fn judge_with(
         calibration: beside.calibration,
         strategies: strategies.as_ref(),
         caps: beside.caps,
+        job_qd: None,
     })
 }
 

@@ -361,6 +361,12 @@ fn holds_words(doc: &JobDoc) -> String {
     if let Some(t) = &doc.trials_point {
         s.push_str(&format!("  but {t}\n"));
     }
+    if !doc.findings.is_empty() {
+        s.push_str("what else the study's rules find in the job's runs:\n");
+    }
+    for v in &doc.findings {
+        s.push_str(&format!("  {} ({})\n", v.finding.trim_end(), v.confidence));
+    }
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
     }

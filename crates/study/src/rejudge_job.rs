@@ -1,10 +1,11 @@
 //! A job study judged again with this build's rules (`ssdready report
 //! --rejudge DIR` on a directory `study --job` wrote): its document read
 //! from `job-study.json`'s text ([`parse`]), what holds the job made again
-//! by the diagnosis ([`ssdready_diagnosis::rejudged::job`]) from the runs
-//! and what it was judged from, both recorded in the document, and the
-//! document with the new verdict ([`rejudged`]). Nothing else of the
-//! document is judged from what holds the job, so nothing else changes.
+//! and the rules' other findings, by the diagnosis
+//! ([`ssdready_diagnosis::rejudged::job`]) from the runs and what it was
+//! judged from, both recorded in the document, and the document with the
+//! new verdict ([`rejudged`]). Nothing else of the document is judged
+//! from them, so nothing else changes.
 
 use crate::session_parts::{JobDoc, SCHEMA};
 use ssdready_diagnosis::rejudged::job::{rejudged_job, JobChanges, Recorded};
@@ -29,9 +30,10 @@ pub fn rejudged(old: &JobDoc) -> Result<(JobDoc, JobChanges), RejudgeError> {
         points: &old.points,
         held: &old.held,
         holds: &old.holds,
+        findings: &old.findings,
     })?;
     let mut new = old.clone();
-    (new.held, new.holds) = (again.held, again.holds);
+    (new.held, new.holds, new.findings) = (again.held, again.holds, again.findings);
     Ok((new, again.changes))
 }
 

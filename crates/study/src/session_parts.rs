@@ -158,6 +158,12 @@ pub struct JobDoc {
     /// job's reads and writes apart where it does both.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<Held>,
+    /// The device study's rules on the job's runs, beside what holds it
+    /// (`ssdready_diagnosis::job_findings`: the platform's share of the
+    /// latency at QD 1, a machine too noisy to conclude, other work
+    /// present, the cross-checks that disagreed, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<ssdready_measured::record::Verdict>,
     /// The job's runs as the device study keeps its points (their figures
     /// and what was read around them, the results left out): what
     /// [`JobDoc::held`] was judged from.

@@ -379,6 +379,7 @@ pub fn run_job(
     let from = judge.judged_from(jobs, sections);
     doc.held = from.held(&doc.points);
     doc.holds = held_words(&doc.held);
+    doc.findings = ssdready_diagnosis::job_findings(&from, &doc.points);
     doc.judged_from = Some(from);
     if !measured {
         return;

@@ -1,13 +1,14 @@
 //! A job study judged again with this build's rules: what holds the job
-//! made again from its runs (its points) and what it was judged from
+//! and the rules' other findings ([`crate::job_findings`]) made again
+//! from its runs (its points) and what it was judged from
 //! ([`JudgedFrom`], recorded beside them), and what changed — the cause
-//! of each direction, and the lines said of it. The job's document lives
+//! of each direction, and the lines said of it and of the findings. The job's document lives
 //! in the study crate; this is its pure half, over the diagnosis's types.
 
 use super::RejudgeError;
 use crate::limit::point::{held_words, Held, JudgedFrom};
 use crate::limit::Cause;
-use ssdready_measured::record::RunRecord;
+use ssdready_measured::record::{RunRecord, Verdict};
 
 /// What a job study recorded: what its verdict was judged from, its runs,
 /// and the verdict with its lines.
@@ -17,6 +18,9 @@ pub struct Recorded<'a> {
     pub points: &'a [RunRecord],
     pub held: &'a [Held],
     pub holds: &'a [String],
+    /// The rules' other findings on its runs (none recorded by a build
+    /// that did not judge them).
+    pub findings: &'a [Verdict],
 }
 
 /// The job judged again: what holds it, its lines, what changed.
@@ -24,6 +28,7 @@ pub struct Recorded<'a> {
 pub struct Rejudged {
     pub held: Vec<Held>,
     pub holds: Vec<String>,
+    pub findings: Vec<Verdict>,
     pub changes: JobChanges,
 }
 
@@ -83,14 +88,20 @@ pub fn rejudged_job(old: Recorded) -> Result<Rejudged, RejudgeError> {
     }
     let held = from.held(old.points);
     let holds = held_words(&held);
-    let changes = JobChanges {
+    let findings = crate::job_findings(from, old.points);
+    let said = |vs: &[Verdict]| -> Vec<String> { vs.iter().map(|v| v.finding.clone()).collect() };
+    let (before, after) = (said(old.findings), said(&findings));
+    let mut changes = JobChanges {
         held: causes(old.held, &held),
         removed: missing(old.holds, &holds),
         added: missing(&holds, old.holds),
     };
+    changes.removed.extend(missing(&before, &after));
+    changes.added.extend(missing(&after, &before));
     Ok(Rejudged {
         held,
         holds,
+        findings,
         changes,
     })
 }

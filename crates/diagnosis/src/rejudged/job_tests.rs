@@ -50,11 +50,13 @@ fn a_job_judged_again_by_the_rules_it_was_judged_with_changes_nothing() {
     let holds = held_words(&held);
     // What it was judged from, as the document keeps it.
     let kept: JudgedFrom = serde_json::from_str(&serde_json::to_string(&from).unwrap()).unwrap();
+    let findings = crate::job_findings(&kept, &runs);
     let old = Recorded {
         from: Some(&kept),
         points: &runs,
         held: &held,
         holds: &holds,
+        findings: &findings,
     };
     let again = rejudged_job(old).unwrap();
     assert!(again.changes.none(), "{:?}", again.changes);
@@ -78,6 +80,7 @@ fn a_job_recorded_with_an_old_wrong_verdict_is_corrected_and_the_change_said() {
         points: &runs,
         held: &held,
         holds: &holds,
+        findings: &[],
     };
     let again = rejudged_job(old).unwrap();
     assert_eq!(again.held[0].saturation.limit, Cause::DeviceQueue);
@@ -151,6 +154,7 @@ fn a_job_recorded_without_what_it_was_judged_from_or_without_runs_is_refused() {
         points: &runs,
         held: &held,
         holds: &holds,
+        findings: &[],
     };
     let e = rejudged_job(old).unwrap_err();
     assert_eq!(e, RejudgeError::NoJudgedFrom);
