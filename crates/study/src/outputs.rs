@@ -365,7 +365,13 @@ fn holds_words(doc: &JobDoc) -> String {
         s.push_str("what else the study's rules find in the job's runs:\n");
     }
     for v in &doc.findings {
-        s.push_str(&format!("  {} ({})\n", v.finding.trim_end(), v.confidence));
+        s.push_str(&format!(
+            "  {} [confidence {}: {}]\n    → {}\n",
+            v.finding.trim_end(),
+            v.confidence,
+            v.confidence_why,
+            v.recommendation
+        ));
     }
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));

@@ -123,3 +123,32 @@ fn what_holds_a_job_ends_with_where_its_trials_point_when_they_point_elsewhere()
         "{text}"
     );
 }
+
+#[test]
+fn the_rules_other_findings_follow_what_holds_a_job_with_their_confidence_and_what_to_do() {
+    let doc = JobDoc {
+        holds: vec!["completions: finished I/Os wait for the submitting thread".into()],
+        findings: vec![ssdready_measured::record::Verdict {
+            rule: "platform-owns-qd1".into(),
+            finding: "At QD 1 the platform takes 60 % of each I/O's latency.".into(),
+            recommendation: "Polled completions cut QD 1 latency here; a faster device would not."
+                .into(),
+            confidence: "medium".into(),
+            confidence_why: "20 % past its threshold".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let text = job_text(&doc);
+    let holds = text.find("what holds this job:").unwrap();
+    let found = text
+        .find("what else the study's rules find in the job's runs:\n  At QD 1 the platform takes 60 % of each I/O's latency. [confidence medium: 20 % past its threshold]\n    → Polled completions")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(holds < found, "{text}");
+    // None found: no heading.
+    let text = job_text(&JobDoc {
+        findings: Vec::new(),
+        ..doc
+    });
+    assert!(!text.contains("what else"), "{text}");
+}
