@@ -172,7 +172,21 @@ fn an_engine_change_that_helps_lands_in_the_best_configuration_with_what_it_asks
     );
     assert!(!best.by_bandwidth);
     assert!((best.best_single_pct - 30.0).abs() < 1e-6, "{best:?}");
-    job_best::judge(&mut best, &[(10_000.0, 13_000.0), (10_000.0, 12_980.0)]);
+    let m = |iops: f64| ssdready_diagnosis::trials::Measured {
+        iops,
+        ..Default::default()
+    };
+    best.turns = [
+        (10_000.0, 13_000.0),
+        (10_000.0, 12_980.0),
+        (10_000.0, 12_990.0),
+    ]
+    .map(|(a, b)| ssdready_diagnosis::trials::Turn {
+        baseline: m(a),
+        change: m(b),
+    })
+    .to_vec();
+    job_best::judge(&mut best);
     let w = job_best::words(&best);
     assert!(w.contains("IOPS +29.9 %"), "{w}");
     assert!(

@@ -345,17 +345,13 @@ impl<'a> HostPlan<'a> {
         }
     }
 
-    /// The runs its trials take, and the set's extra pairs with them; as
-    /// root and asked, one more trial's (the job's priority, where its
-    /// judgement names other work: [`where_named`]).
+    /// The runs its trials take; as root and asked, one more trial's (the
+    /// job's priority, where its judgement names other work:
+    /// [`where_named`]).
     pub fn runs(&self) -> usize {
-        let extra = job_best::pairs(true) - job_best::PAIRS;
         let c = &self.host.setting.consent;
         let named = usize::from(c.root && c.asked) * 2 * ssdready_diagnosis::trials::MIN_PAIRS;
-        match self.planned.is_empty() {
-            true => named,
-            false => on_job::runs(&self.planned) + 2 * extra + named,
-        }
+        on_job::runs(&self.planned) + named
     }
 }
 
@@ -533,24 +529,14 @@ fn best_together(
             return Some(b);
         }
     };
-    let by_bw = b.by_bandwidth;
-    let rate = |m: &ssdready_diagnosis::trials::Measured| match by_bw {
-        true => m.bw_bytes_per_s,
-        false => m.iops,
-    };
-    let pairs = job_best::pairs(!helped.is_empty());
+    let pairs = job_best::PAIRS;
     tell(format!(
         "the job with {} together, in {pairs} turns against it as written",
         b.changes().join(" "),
     ));
     let both = (sections, changed.as_slice());
     (b.turns, b.error) = on_job::in_turns(both, change.as_mut(), (run, stop), pairs);
-    let rates: Vec<(f64, f64)> = b
-        .turns
-        .iter()
-        .map(|t| (rate(&t.baseline), rate(&t.change)))
-        .collect();
-    job_best::judge(&mut b, &rates);
+    job_best::judge(&mut b);
     if b.beyond_noise && !stop.load(Relaxed) {
         tell(format!(
             "fio: the job with {} together, in turns",

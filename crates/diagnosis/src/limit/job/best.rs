@@ -3,28 +3,21 @@
 //! each option; never a change of its workload, [`super::gain`]) and
 //! every change of the host that helped, applied together and run in turns against the job as written — the
 //! job first, then the changed one first, pair by pair, so that a drift
-//! through the runs favours neither — with the gain of the set and
-//! whether it beat the best single change. The user's job file comes
+//! through the runs favours neither — with the gain of the set, judged
+//! as every trial and set of the study is ([`judge`]), and whether it
+//! beat the best single change. The user's job file comes
 //! back with those options changed (`job-best.fio`), its header giving
 //! the measured gain, and the lines that changed.
 
 use super::{self as job, VariantResult};
 use crate::levers::Metric;
-use crate::trials::{Trial, Turn};
+use crate::trials::{Gain, Outcome, Trial, Turn};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 
-/// Pairs of turns the set runs.
-pub const PAIRS: usize = 2;
-
-/// Pairs of turns a set with a change of the host runs: as many as each
-/// of its trials ran.
-pub fn pairs(host: bool) -> usize {
-    match host {
-        true => PAIRS.max(crate::trials::MIN_PAIRS),
-        false => PAIRS,
-    }
-}
+/// Pairs of turns the set runs: as many as every trial of the study
+/// takes at least, so that it is judged as they are.
+pub const PAIRS: usize = crate::trials::MIN_PAIRS;
 
 /// The set of the variants `chosen` and the host's changes that `helped`,
 /// not yet measured: judged on the job's own metric (bandwidth where
@@ -85,8 +78,15 @@ pub struct Best {
     pub pairs_pct: Vec<f64>,
     /// Their mean.
     pub gain_pct: Option<f64>,
-    /// Every pair gained, by more than 10 % on average.
+    /// Better beyond the noise, as a trial or a set of the device study is
+    /// judged ([`judge`]).
     pub beyond_noise: bool,
+    /// What the turns say, judged as every trial and set is.
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// The gains on each metric, with the intervals they rest on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gains: Vec<Gain>,
     /// The best single change's gain, for the comparison.
     pub best_single_pct: f64,
     /// The job file with the options changed.
@@ -209,18 +209,33 @@ pub fn diff(before: &str, after: &str) -> Vec<String> {
         .collect()
 }
 
-/// The set's gain from its pairs: (job, changed) rates.
-pub fn judge(best: &mut Best, pairs: &[(f64, f64)]) {
-    best.pairs_pct = pairs
+/// The set judged from its turns as every trial and set of the study is
+/// ([`crate::trials::combination::judge_set`]: the mean change on the
+/// job's metric and the interval it rests on; better beyond the noise,
+/// or by every pair clearly), each pair's change kept for the words.
+pub fn judge(best: &mut Best) {
+    let m = match best.by_bandwidth {
+        true => Metric::Bandwidth,
+        false => Metric::Iops,
+    };
+    best.pairs_pct = best
+        .turns
         .iter()
-        .map(|(job, changed)| 100.0 * (changed / job.max(1e-9) - 1.0))
+        .filter_map(|t| Some(100.0 * (t.change.get(m)? / t.baseline.get(m)?.max(1e-9) - 1.0)))
         .collect();
-    if best.pairs_pct.is_empty() {
-        return;
-    }
-    let mean = best.pairs_pct.iter().sum::<f64>() / best.pairs_pct.len() as f64;
-    best.gain_pct = Some(mean);
-    best.beyond_noise = mean >= job::GAIN_PCT && best.pairs_pct.iter().all(|p| *p > 0.0);
+    let mut set = crate::trials::combination::Set {
+        turns: best.turns.clone(),
+        ..Default::default()
+    };
+    crate::trials::combination::judge_set(&mut set, m);
+    best.gain_pct = set
+        .gains
+        .iter()
+        .find(|g| g.metric == m)
+        .map(|g| g.change_pct);
+    best.outcome = set.outcome;
+    best.beyond_noise = set.outcome == Outcome::Better;
+    best.gains = set.gains;
 }
 
 /// The answer in words.
@@ -241,10 +256,11 @@ pub fn words(b: &Best) -> String {
         .join(", ");
     // Less than the best single change only beyond the noise floor.
     let less = g < b.best_single_pct - job::GAIN_PCT;
-    let verdict = match (b.beyond_noise, less) {
-        (false, _) => "not beyond the noise",
-        (true, true) => "beyond the noise, but less than the best single change alone",
-        (true, false) => "beyond the noise",
+    let verdict = match (b.outcome, less) {
+        (Outcome::Better, true) => "beyond the noise, but less than the best single change alone",
+        (Outcome::Better, false) => "beyond the noise",
+        (Outcome::Worse, _) => "worse than the job as written, beyond the noise",
+        _ => "not beyond the noise",
     };
     let asks = match b.asks.is_empty() {
         true => String::new(),
@@ -418,18 +434,38 @@ mod tests {
         assert_eq!(diff(before, after), ["+iodepth=4"]);
     }
 
+    /// Turns of the job as written and changed, IOPS.
+    fn turns(pairs: &[(f64, f64)]) -> Vec<Turn> {
+        let m = |iops: f64| crate::trials::Measured {
+            iops,
+            bw_bytes_per_s: 4096.0 * iops,
+            ..Default::default()
+        };
+        pairs
+            .iter()
+            .map(|&(a, b)| Turn {
+                baseline: m(a),
+                change: m(b),
+            })
+            .collect()
+    }
+
     #[test]
-    fn the_set_gains_beyond_the_noise_only_when_every_pair_gains() {
+    fn the_set_is_judged_as_every_trial_is_beyond_the_noise_of_its_pairs() {
         let mut b = Best {
             options: vec!["iodepth=64".into(), "numjobs=4".into()],
             best_single_pct: 25.0,
+            turns: turns(&[(100.0, 140.0), (100.0, 136.0), (100.0, 138.0)]),
             ..Default::default()
         };
-        judge(&mut b, &[(100.0, 140.0), (100.0, 136.0)]);
+        judge(&mut b);
         assert!(b.beyond_noise);
+        assert_eq!(b.outcome, Outcome::Better);
         assert!((b.gain_pct.unwrap() - 38.0).abs() < 1e-9);
+        assert_eq!(b.pairs_pct.len(), 3);
         assert!(words(&b).ends_with("beyond the noise"), "{}", words(&b));
-        judge(&mut b, &[(100.0, 120.0), (100.0, 121.0)]);
+        b.turns = turns(&[(100.0, 120.0), (100.0, 121.0), (100.0, 119.0)]);
+        judge(&mut b);
         assert!(!words(&b).contains("less than"), "{}", words(&b));
         b.best_single_pct = 40.0;
         assert!(
@@ -437,8 +473,26 @@ mod tests {
             "{}",
             words(&b)
         );
-        judge(&mut b, &[(100.0, 150.0), (100.0, 95.0)]);
+        // Pairs that disagree: within the noise, as a trial's would be.
+        b.turns = turns(&[(100.0, 150.0), (100.0, 95.0), (100.0, 104.0)]);
+        judge(&mut b);
         assert!(!b.beyond_noise);
         assert!(words(&b).contains("not beyond the noise"));
+        // The same turns as a set of the device study's: the same answer.
+        let mut set = crate::trials::combination::Set {
+            turns: b.turns.clone(),
+            ..Default::default()
+        };
+        crate::trials::combination::judge_set(&mut set, Metric::Iops);
+        assert_eq!(set.outcome, b.outcome);
+        // Worse in every pair is said so, not only "not beyond the noise".
+        b.turns = turns(&[(100.0, 70.0), (100.0, 72.0), (100.0, 71.0)]);
+        judge(&mut b);
+        assert_eq!(b.outcome, Outcome::Worse);
+        assert!(
+            words(&b).contains("worse than the job as written"),
+            "{}",
+            words(&b)
+        );
     }
 }
