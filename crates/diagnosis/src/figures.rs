@@ -215,7 +215,21 @@ fn platform(
         .iter()
         .find(|c| c.iops >= 0.9 * peak.iops)
         .map(|c| c.qd);
-    let saturated = saturated(&curve.iter().map(|c| c.iops).collect::<Vec<_>>());
+    // Judged within its own repeats' noise, as the study's curve is: a
+    // rise that noise explains is no rise.
+    let own_runs: Vec<RunRecord> = runs
+        .iter()
+        .filter(|r| r.sweep == "platform")
+        .cloned()
+        .collect();
+    let noise_pct = median(
+        &noise(&own_runs)
+            .iter()
+            .map(|n| n.cov_pct)
+            .collect::<Vec<_>>(),
+    );
+    let rise = noise_pct.map_or(SATURATED_PCT, |n| n.max(SATURATED_PCT));
+    let saturated = saturated_within(&curve.iter().map(|c| c.iops).collect::<Vec<_>>(), rise);
     // Judged as its own study: its curve, its peak, no model of it.
     let own = Figures {
         qd_curve: curve.clone(),
@@ -452,6 +466,52 @@ mod tests {
             &[29.0, 40.0, 54.4, 73.2, 89.6, 110.0],
             9.8
         ));
+    }
+
+    /// The platform's own peak, on the reference device beside the study's
+    /// target, is judged within its repeats' noise as the study's curve
+    /// is: its last doublings rose 6 % each while its repeats varied by
+    /// about 7 % (their coefficient of variation).
+    #[test]
+    fn the_platforms_peak_is_saturated_within_its_own_repeats_noise() {
+        let run = |qd: u32, repeat: u32, iops: f64| RunRecord {
+            id: format!("platform-qd{qd}-r{repeat}"),
+            point: point_at("platform", qd),
+            sweep: "platform".into(),
+            repeat,
+            workload: ssdready_measured::record::Workload {
+                rw: "randread".into(),
+                bs: 4096,
+                qd,
+                threads: 1,
+                ..Default::default()
+            },
+            summary: ssdready_measured::summary::PointSummary {
+                iops,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let t = TargetProfile {
+            reference: true,
+            ..Default::default()
+        };
+        let mut runs = vec![run(1, 1, 100.0), run(2, 1, 180.0), run(4, 1, 300.0)];
+        // The last two doublings' best repeats rise 6 % each, the
+        // repeats' coefficient of variation 7–8 %.
+        for (qd, each) in [(8, [318.0, 270.0, 295.0]), (16, [337.0, 295.0, 305.0])] {
+            for (i, iops) in each.into_iter().enumerate() {
+                runs.push(run(qd, i as u32 + 1, iops));
+            }
+        }
+        let machine = ssdready_measured::record::Machine::default();
+        let caps = crate::limit::caps::Caps::default();
+        let p = platform(&t, &runs, &machine, &caps).expect("a platform curve");
+        assert!(p.saturated, "{:?}", p.curve);
+        // Without repeats, the same rise is growth.
+        let once: Vec<RunRecord> = runs.iter().filter(|r| r.repeat == 1).cloned().collect();
+        let p = platform(&t, &once, &machine, &caps).expect("a platform curve");
+        assert!(!p.saturated, "{:?}", p.curve);
     }
 
     /// The dram-ssd study on 16 cores: one thread 123.7K IOPS, 16 threads
