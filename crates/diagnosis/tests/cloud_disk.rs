@@ -10,18 +10,9 @@
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::model::StudyDoc;
 use ssdready_diagnosis::rejudge;
-use std::io::Read;
 
 fn cloud_study() -> StudyDoc {
-    let path = format!(
-        "{}/tests/fixtures/cloud-virtio-16cpu.json.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
-        .read_to_end(&mut text)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    serde_json::from_slice(&crate::gunzip("cloud-virtio-16cpu.json.gz")).unwrap()
 }
 
 #[test]

@@ -7,17 +7,13 @@
 //! noisy to conclude firmly, with the other work that kept it busy.
 
 use ssdready_diagnosis::limit::point::{Held, JudgedFrom};
-use ssdready_diagnosis::rejudged::job::{rejudged_job, Recorded};
+use ssdready_diagnosis::rejudged::job::{rejudged_job, Recorded, Rejudged};
 use ssdready_measured::record::{RunRecord, Verdict};
-use std::io::Read;
 
-fn recorded(name: &str) -> (JudgedFrom, Vec<RunRecord>, Vec<Held>, Vec<String>) {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
-        .read_to_end(&mut text)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let doc: serde_json::Value = serde_json::from_slice(&text).unwrap();
+/// A recorded job study's inputs and verdict: what it was judged from,
+/// its runs, what held it and its lines.
+pub fn recorded(name: &str) -> (JudgedFrom, Vec<RunRecord>, Vec<Held>, Vec<String>) {
+    let doc: serde_json::Value = serde_json::from_slice(&crate::gunzip(name)).unwrap();
     let of = |k: &str| doc[k].clone();
     (
         serde_json::from_value(of("judged_from")).unwrap(),
@@ -25,6 +21,22 @@ fn recorded(name: &str) -> (JudgedFrom, Vec<RunRecord>, Vec<Held>, Vec<String>) 
         serde_json::from_value(of("held")).unwrap(),
         serde_json::from_value(of("holds")).unwrap(),
     )
+}
+
+/// The job study recorded in fixture `name` judged again by this build,
+/// as recorded by a build that kept no finding but what holds the job:
+/// what held it as recorded, and the job judged again.
+pub fn judged_again(name: &str) -> (Vec<Held>, Rejudged) {
+    let (from, points, held, holds) = recorded(name);
+    let again = rejudged_job(Recorded {
+        from: Some(&from),
+        points: &points,
+        held: &held,
+        holds: &holds,
+        findings: &[],
+    })
+    .unwrap();
+    (held, again)
 }
 
 fn rules(v: &[Verdict]) -> Vec<&str> {
@@ -57,7 +69,8 @@ fn a_jobs_runs_alone_give_the_platforms_share_at_qd_1_and_not_again_what_holds_i
 #[test]
 fn a_jobs_runs_beside_busy_loops_are_said_too_noisy_with_the_work_that_kept_the_cpus_busy() {
     let _one_file = crate::one_file_at_a_time(module_path!());
-    let (from, points, held, holds) = recorded("loop-psync-qd1-job-beside-nice10-loops.json.gz");
+    let name = "loop-psync-qd1-job-beside-nice10-loops.json.gz";
+    let (from, points, _, _) = recorded(name);
     let found = ssdready_diagnosis::job_findings(&from, &points);
     let noisy = found
         .iter()
@@ -70,14 +83,7 @@ fn a_jobs_runs_beside_busy_loops_are_said_too_noisy_with_the_work_that_kept_the_
     );
     // Recorded by a build that judged no finding but what holds the job:
     // judged again, it gains them, each said as added.
-    let again = rejudged_job(Recorded {
-        from: Some(&from),
-        points: &points,
-        held: &held,
-        holds: &holds,
-        findings: &[],
-    })
-    .unwrap();
+    let (_, again) = judged_again(name);
     assert_eq!(rules(&again.findings), rules(&found));
     assert!(
         again.changes.added.iter().any(|l| l == &noisy.finding),

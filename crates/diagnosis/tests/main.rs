@@ -13,3 +13,14 @@ mod planted;
 mod verdicts;
 
 pub use ssdready_testkit::one_file_at_a_time;
+
+/// The text of the gzipped fixture `name` (under `tests/fixtures`).
+pub fn gunzip(name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_end(&mut text)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    text
+}

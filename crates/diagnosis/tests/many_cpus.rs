@@ -8,22 +8,11 @@
 //! (repeats varied by about 10 %), which is what these recordings test:
 //! a rise or a gain within the noise is not growth with depth.
 
-use ssdready_diagnosis::limit::point::{Held, JudgedFrom};
+use crate::gunzip;
+use ssdready_diagnosis::limit::point::Held;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::model::StudyDoc;
 use ssdready_diagnosis::rejudge;
-use ssdready_diagnosis::rejudged::job::{rejudged_job, Recorded};
-use ssdready_measured::record::RunRecord;
-use std::io::Read;
-
-fn gunzip(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
-        .read_to_end(&mut text)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    text
-}
 
 #[test]
 fn a_full_virtio_disk_on_16_cpus_is_below_the_host_though_its_scheduler_cost_at_qd_32() {
@@ -68,19 +57,7 @@ fn a_full_virtio_disk_on_16_cpus_is_below_the_host_though_its_scheduler_cost_at_
 /// What holds the job recorded in fixture `name`, as recorded and as
 /// judged again.
 fn job_judged(name: &str) -> (Cause, Vec<Held>, Vec<String>) {
-    let doc: serde_json::Value = serde_json::from_slice(&gunzip(name)).unwrap();
-    let points: Vec<RunRecord> = serde_json::from_value(doc["points"].clone()).unwrap();
-    let from: JudgedFrom = serde_json::from_value(doc["judged_from"].clone()).unwrap();
-    let held: Vec<Held> = serde_json::from_value(doc["held"].clone()).unwrap();
-    let holds: Vec<String> = serde_json::from_value(doc["holds"].clone()).unwrap();
-    let again = rejudged_job(Recorded {
-        from: Some(&from),
-        points: &points,
-        held: &held,
-        holds: &holds,
-        findings: &[],
-    })
-    .unwrap();
+    let (held, again) = crate::job_rules::judged_again(name);
     (held[0].saturation.limit, again.held, again.holds)
 }
 
