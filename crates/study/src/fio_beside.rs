@@ -380,6 +380,7 @@ impl Beside {
             change: trial.change(),
             fio_gain_pct: fio_pct,
             agrees,
+            turns: done.turns,
         });
     }
 

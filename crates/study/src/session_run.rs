@@ -537,6 +537,18 @@ fn best_together(
     let both = (sections, changed.as_slice());
     (b.turns, b.error) = on_job::in_turns(both, change.as_mut(), (run, stop), pairs);
     job_best::judge(&mut b);
+    // Less than the best change of the host alone: that change is the
+    // configuration, fio's turns of it made as its trial made it.
+    let (changed, mut change) = match job_best::keep_best_single(&mut b, &helped) {
+        Some(t) => match on_job::together(host, &[t]) {
+            Ok(c) => (sections.to_vec(), c),
+            Err(e) => {
+                b.error = Some(e);
+                return Some(b);
+            }
+        },
+        None => (changed, change),
+    };
     if b.beyond_noise && !stop.load(Relaxed) {
         tell(format!(
             "fio: the job with {} together, in turns",

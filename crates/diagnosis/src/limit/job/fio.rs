@@ -64,6 +64,10 @@ pub struct HostByFio {
     pub change: String,
     pub fio_gain_pct: f64,
     pub agrees: bool,
+    /// fio's turns: each pair's run as written and changed (their rates
+    /// on the trial's metric), so that fio's gain can be read back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<crate::trials::Turn>,
 }
 
 /// fio's JSON output (`--output-format=json`) as a run's figures: each
