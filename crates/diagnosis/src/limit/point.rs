@@ -12,7 +12,11 @@
 //! kept more in flight gained less than a doubling of depth must
 //! ([`MORE_IN_FLIGHT_PCT`], or the repeats' noise where that is larger)
 //! over the best that kept fewer, the rate stopped growing with depth —
-//! what the device study reads from its curve's last doublings.
+//! what the device study reads from its curve's last doublings. Where
+//! nothing is identified but a variant with more threads gained and none
+//! that kept as many in flight from the job's own threads did, that is
+//! said: the rate grows with threads, not with I/Os in flight
+//! ([`threads_not_depth`]).
 //!
 //! A job that reads and writes is judged on each direction's rate apart
 //! ([`directions`]); a file of several jobs, each job in each direction
@@ -72,10 +76,11 @@ pub fn classify_job(
         .find(|n| n.point == point)
         .map_or(0.0, |n| n.spread_pct);
     let rise = 1.0 + spread.max(MORE_IN_FLIGHT_PCT) / 100.0;
+    let own_iops = own.iops;
     let best_below = |n: u32| {
         ok().filter(|r| in_flight(r) < n)
             .map(|r| r.summary.iops)
-            .fold(own.iops, f64::max)
+            .fold(own_iops, f64::max)
     };
     let gained = |r: &&RunRecord| r.summary.iops >= rise * best_below(in_flight(r));
     let saturated = !more.is_empty() && !more.iter().any(gained);
@@ -96,7 +101,54 @@ pub fn classify_job(
     if let Some(line) = bought_nothing.filter(|_| s.limit != Cause::NotIdentified) {
         s.evidence.push(line);
     }
+    if s.limit == Cause::NotIdentified {
+        let threads = |r: &RunRecord| r.workload.threads.max(1);
+        let own_threads = ok().find(|r| r.point == point).map_or(1, threads);
+        let gained_by = |r: &RunRecord| {
+            let base = best_below(in_flight(r));
+            (r.summary.iops >= rise * base).then_some(100.0 * (r.summary.iops / base - 1.0))
+        };
+        if let Some(line) = threads_not_depth(&more, own_threads, &gained_by) {
+            s.part = format!("{}; {line}", s.part);
+        }
+    }
     s
+}
+
+/// Where a variant with more threads gained beyond the noise and none
+/// that kept as many in flight or more from the job's own threads (a
+/// deeper iodepth) did: the rate grows with threads, not with I/Os in
+/// flight, so what holds the job is per thread (each one's submission and
+/// completion), not the device or its queue. In words, with both runs.
+fn threads_not_depth(
+    more: &[&RunRecord],
+    own_threads: u32,
+    gained_by: &dyn Fn(&RunRecord) -> Option<f64>,
+) -> Option<String> {
+    let threads = |r: &RunRecord| r.workload.threads.max(1);
+    let (wider, pct) = more
+        .iter()
+        .filter(|r| threads(r) > own_threads)
+        .filter_map(|r| Some((*r, gained_by(r)?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let deeper: Vec<&&RunRecord> = more
+        .iter()
+        .filter(|r| threads(r) == own_threads && in_flight(r) >= in_flight(wider))
+        .collect();
+    if deeper.iter().any(|r| gained_by(r).is_some()) {
+        return None;
+    }
+    let deeper = deeper.into_iter().min_by_key(|r| in_flight(r))?;
+    Some(format!(
+        "the rate grew with threads, not with I/Os in flight: {} ({} threads, {} in flight) {} IOPS, {pct:+.1} % over the best with fewer in flight, where {} ({} in flight from {own_threads} thread(s)) gave {} IOPS: what holds it is per thread (each one's submission and completion), not the device",
+        wider.id,
+        threads(wider),
+        in_flight(wider),
+        fmt_count(wider.summary.iops),
+        deeper.id,
+        in_flight(deeper),
+        fmt_count(deeper.summary.iops)
+    ))
 }
 
 /// `more in flight bought nothing: qd-128 (128 in flight) 91.0K IOPS, … against

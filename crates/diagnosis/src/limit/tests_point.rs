@@ -124,6 +124,44 @@ fn a_job_on_a_virtio_disk_at_its_rate_is_a_rate_limit_below_this_host() {
 }
 
 #[test]
+fn a_second_thread_that_gains_where_twice_the_depth_does_not_is_said_per_thread() {
+    // kubestr's job on a 16-CPU virtio guest: two threads +13 % (fio's
+    // A/B +11 %), twice the depth in one thread +3 %; the thread a quarter
+    // busy. Not a limit of the device's: it took more from two threads.
+    let caps = Caps {
+        unseen: Some("a virtio disk: its backend's limits are not visible from this host".into()),
+        ..Default::default()
+    };
+    let t = target(TargetKind::BlockDevice);
+    let mut runs = virtio_job([103_000.0, 101_000.0]);
+    let two = runs.iter_mut().find(|r| r.id == "numjobs-x2").unwrap();
+    two.summary.iops = 113_000.0;
+    let s = classify_job(&t, &runs, 64, &machine(), &caps);
+    assert_eq!(s.limit, Cause::NotIdentified, "{s:?}");
+    assert!(
+        s.part.contains("the rate grew with threads, not with I/Os in flight: numjobs-x2 (2 threads, 128 in flight) 113.0K IOPS, +13.3 %"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.part
+            .contains("where qd-128 (128 in flight from 1 thread(s)) gave 103.0K IOPS"),
+        "{}",
+        s.part
+    );
+    // Where the deeper queue gained as much, the growth is with I/Os in
+    // flight: nothing is said per thread.
+    let mut runs = virtio_job([114_000.0, 101_000.0]);
+    runs.iter_mut()
+        .find(|r| r.id == "numjobs-x2")
+        .unwrap()
+        .summary
+        .iops = 113_000.0;
+    let s = classify_job(&t, &runs, 64, &machine(), &caps);
+    assert!(!s.part.contains("grew with threads"), "{}", s.part);
+}
+
+#[test]
 fn a_job_with_nothing_binding_is_not_identified_with_what_was_ruled_out() {
     // QD 8 on an idle host and a device half busy, depth ×2 gaining 80 %.
     let mut runs = repeats(8, &[20_000.0, 20_500.0, 19_800.0], 20.0, 25.0, 7.5);
