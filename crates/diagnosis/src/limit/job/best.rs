@@ -318,10 +318,12 @@ pub fn words(b: &Best) -> String {
         .join(", ");
     // Less than the best single change only beyond the noise floor.
     let less = g < b.best_single_pct - job::GAIN_PCT;
-    let verdict = match (b.outcome, less) {
-        (Outcome::Better, true) => "beyond the noise, but less than the best single change alone",
-        (Outcome::Better, false) => "beyond the noise",
-        (Outcome::Worse, _) => "worse than the job as written, beyond the noise",
+    // `beyond_noise` is the set's word in a document of any build (one
+    // before the outcome was kept says it alone).
+    let verdict = match (b.beyond_noise, b.outcome, less) {
+        (true, _, true) => "beyond the noise, but less than the best single change alone",
+        (true, _, false) => "beyond the noise",
+        (false, Outcome::Worse, _) => "worse than the job as written, beyond the noise",
         _ => "not beyond the noise",
     };
     let asks = match b.asks.is_empty() {
@@ -604,6 +606,14 @@ mod tests {
         };
         crate::trials::combination::judge_set(&mut set, Metric::Iops);
         assert_eq!(set.outcome, b.outcome);
+        // A document of a build that kept no outcome reads as it was said.
+        let mut old = b.clone();
+        (old.outcome, old.beyond_noise) = (Outcome::default(), true);
+        assert!(
+            words(&old).contains(", beyond the noise"),
+            "{}",
+            words(&old)
+        );
         // Worse in every pair is said so, not only "not beyond the noise".
         b.turns = turns(&[(100.0, 70.0), (100.0, 72.0), (100.0, 71.0)]);
         judge(&mut b);
