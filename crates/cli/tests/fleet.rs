@@ -432,25 +432,32 @@ fn a_unix_socket_server_is_for_its_owner_only() {
     let dir = tempfile::tempdir().unwrap();
     // Under /tmp, where another account may reach it but for its mode.
     let sock = std::env::temp_dir().join(format!("ssdready-test-{}.sock", std::process::id()));
+    // A group of its own, as `Proc` kills it: a failed assertion below
+    // must not leave the test waiting for a server that lives on.
     let mut server = Proc(
-        Command::new(BIN)
-            .args(["server", "--socket"])
-            .arg(&sock)
-            .arg("--directory")
-            .arg(dir.path().join("srv"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
+        std::os::unix::process::CommandExt::process_group(
+            Command::new(BIN)
+                .args(["server", "--socket"])
+                .arg(&sock)
+                .arg("--directory")
+                .arg(dir.path().join("srv"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+            0,
+        )
+        .spawn()
+        .unwrap(),
     );
+    // The server binds with no permission at all (no one may connect
+    // yet), then gives the socket its mode: ready once that is done.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = || std::fs::metadata(&sock).map_or(0, |m| m.permissions().mode() & 0o777);
     let t0 = std::time::Instant::now();
-    while !sock.exists() {
+    while mode() == 0 {
         assert!(t0.elapsed().as_secs() < 10, "the socket never appeared");
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
+    assert_eq!(mode(), 0o600);
     let job = dir.path().join("job.fio");
     std::fs::write(&job, JOB).unwrap();
     let out = Command::new("fio")

@@ -76,6 +76,9 @@ fn kill_group(child: &mut Child) {
         .args(["-KILL", "--", &format!("-{}", child.id())])
         .stderr(Stdio::null())
         .status();
+    // A child started in the test's own group has no group of its own to
+    // kill: kill it by itself too, or the wait below never ends.
+    let _ = child.kill();
     let _ = child.wait();
 }
 
