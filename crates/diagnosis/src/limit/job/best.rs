@@ -24,10 +24,7 @@ pub const PAIRS: usize = crate::trials::MIN_PAIRS;
 /// `by_bandwidth`: every direction of the job streams), the best single
 /// change's gain on it kept for the comparison.
 pub fn of(chosen: &[&VariantResult], helped: &[Trial], by_bandwidth: bool) -> Best {
-    let own = match by_bandwidth {
-        true => Metric::Bandwidth,
-        false => Metric::Iops,
-    };
+    let own = metric(by_bandwidth);
     let host_gains = helped
         .iter()
         .filter_map(|t| t.main_gain())
@@ -369,7 +366,7 @@ pub fn host_files(
     date: &str,
     limits: Option<&ssdready_measured::limits::Inventory>,
 ) -> Vec<crate::trials::files::File> {
-    use crate::trials::combination::{self as comb, Combination, Member, Set};
+    use crate::trials::combination::{Combination, Member, Set};
     use crate::trials::files::{self as files, FIO};
     if b.host.is_empty() || !b.beyond_noise {
         return Vec::new();
@@ -395,18 +392,17 @@ pub fn host_files(
             behind: false,
         })
         .collect();
-    let measure = match b.by_bandwidth {
-        true => Metric::Bandwidth,
-        false => Metric::Iops,
-    };
-    let mut kept = Set {
+    let measure = metric(b.by_bandwidth);
+    let kept = Set {
         levers: changes.iter().map(|m| m.lever.clone()).collect(),
         turns: b.turns.clone(),
         baseline_options: vec!["the job as written".into()],
         change_options: vec!["job-best.fio".into()],
+        // The set's own judgement ([`judge`]), not a second one.
+        outcome: b.outcome,
+        gains: b.gains.clone(),
         ..Default::default()
     };
-    comb::judge_set(&mut kept, measure);
     let c = Combination {
         at: at.into(),
         measure,
