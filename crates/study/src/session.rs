@@ -611,8 +611,9 @@ fn job_header(o: &JobOptions, text: String, runtime_s: f64, limits: Vec<String>)
 }
 
 /// Every option of the job and its targets' safety checked by a
-/// parse-only run, then the output directory made (nothing written when
-/// a signal came first or it cannot be made).
+/// parse-only run, then the output directory checked ([`make_output`]:
+/// made and taken away again; nothing left when a signal came first or
+/// it cannot be made).
 fn check_and_make(
     sections: &[Section],
     o: &Options,
