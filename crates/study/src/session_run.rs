@@ -398,7 +398,7 @@ pub fn run_job(
         doc.trials_point = named.and_then(|named| {
             ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
         });
-        fio_host(&s, (&mut *h, &mut *beside), sections, stop, tell);
+        fio_host(&s, (&mut *h, &mut *beside), (sections, named), stop, tell);
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
     }
     beside.mechanics(doc, sections, stop, tell);
@@ -413,18 +413,18 @@ pub fn run_job(
 }
 
 /// The host's change that gained most (`s` ranked best first), by fio
-/// beside the study in pairs of A/B turns, made as its trial made it.
+/// beside the study in pairs of A/B turns, made as its trial made it;
+/// where none gained beyond the noise, the lift of the limit named as
+/// what holds the job (`named`): under a CPU limit the gain follows each
+/// engine's CPU per I/O, and fio's turns say what fio gains.
 fn fio_host(
     s: &on_job::HostSection,
     (host, beside): (&mut Host, &mut Beside),
-    sections: &[JobSection],
+    (sections, named): (&[JobSection], Option<ssdready_diagnosis::limit::Cause>),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
-    let best =
-        s.trials.iter().filter(|t| on_job::on_host(t)).find(|t| {
-            t.outcome == ssdready_diagnosis::trials::Outcome::Better && t.moved.is_none()
-        });
+    let best = on_job::for_fio(s, named);
     let Some(t) = best.filter(|_| beside.found() && !stop.load(Relaxed)) else {
         return;
     };

@@ -23,7 +23,7 @@ use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Lever, Point};
 use ssdready_diagnosis::trials::combination::Hidden;
 use ssdready_diagnosis::trials::plan::{self as trials_plan, Consent, Planned};
 use ssdready_diagnosis::trials::section::{self as trials_section, Section};
-use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
+use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Untested};
 use ssdready_diagnosis::Judgement;
 use ssdready_measured::group_limits::Lift;
 use ssdready_measured::record::{RunRecord, TargetKind, TargetProfile};
@@ -308,60 +308,85 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         untested,
         ..Default::default()
     };
-    let mut clock = combination::Clock::new(x.plan, o);
-    let mut tried = Vec::new();
-    let mut fatal = false;
-    'levers: for p in &todo {
+    let (mut items, mut behind) = (Vec::new(), Vec::new());
+    for p in &todo {
         let Some(w) = workload_at(p.lever.at, j, x.runs, online) else {
             continue;
         };
-        if let Some((front, why)) = &p.behind {
+        match &p.behind {
             // A limit hidden behind another is tried only behind it: alone
             // it cannot bind, and its turns would say nothing.
-            if let Some(c) = p.candidates.first() {
+            Some(front) => behind.extend(p.candidates.first().map(|c| {
                 let mut h = combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx));
                 let from = from_value(p, &cx, &w);
-                h.behind = Some(Hidden::of(&p.lever, &from, c, (front, why)));
-                tried.push(h);
-            }
-            continue;
-        }
-        for c in &p.candidates {
-            let pairs = clock.pairs();
-            let why = match () {
-                _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
-                _ if pairs == 0 => {
-                    Some((Reason::NoTime, "no time left in the budget for its turns"))
-                }
-                _ => None,
-            };
-            if let Some((reason, why)) = why {
-                s.untested.push(untested_value(p, c, reason, why));
-                continue;
-            }
-            let from = from_value(p, &cx, &w);
-            let (mut trial, stop) = one(x, (t, &cx), p, (&w, c, from), pairs);
-            ssdready_diagnosis::levers::binding::after_turns(&mut trial, &p.lever, &cx);
-            clock.runs_done += 2 * trial.turns.len();
-            tried.push(combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx)));
-            s.trials.push(trial);
-            fatal = stop;
-            if fatal {
-                break 'levers;
-            }
+                h.behind = Some(Hidden::of(&p.lever, &from, c, (front.0.as_str(), &front.1)));
+                h
+            })),
+            None => items.extend(
+                p.candidates
+                    .iter()
+                    .map(|c| (p.clone(), c.clone(), w.clone())),
+            ),
         }
     }
+    let clock = combination::Clock::new(x.plan, o);
+    let mut bench = Device {
+        x: &mut *x,
+        t,
+        cx: &cx,
+        clock,
+        tried: behind,
+    };
+    let fatal = turns::each(&mut bench, &items, &mut s.trials, &mut s.untested);
+    let Device {
+        mut clock, tried, ..
+    } = bench;
     for u in &mut s.untested {
         u.command = trials::command_to_try(u.reason, &t.spec);
     }
     trials_section::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
-    if !fatal {
+    if fatal.is_none() {
         combination::run(x, t, &mut s, &tried, &mut clock);
     }
     let hidden: Vec<&Hidden> = tried.iter().filter_map(|t| t.behind.as_ref()).collect();
     ssdready_diagnosis::trials::combination::untried_behind(&mut s, &hidden);
     s.spent_s = clock.started.elapsed().as_secs_f64();
     Some(s)
+}
+
+/// The device study's point for the trials' one loop ([`turns::each`]):
+/// its runs, its clock, its levers' context, and what each trial ran
+/// with (the combination's parts).
+struct Device<'x, 'a> {
+    x: &'x mut Trials<'a>,
+    t: &'x TargetProfile,
+    cx: &'x levers::Context,
+    clock: combination::Clock,
+    tried: Vec<combination::Tried>,
+}
+
+impl turns::Bench for Device<'_, '_> {
+    /// A planned lever at one candidate, with its point's workload.
+    type Item = (Planned, Candidate, Workload);
+
+    fn stopped(&self) -> bool {
+        self.x.runner.stopped()
+    }
+    fn pairs(&self) -> usize {
+        self.clock.pairs()
+    }
+    fn untested(&self, (p, c, _): &Self::Item, reason: Reason, why: String) -> Untested {
+        untested_value(p, c, reason, &why)
+    }
+    fn try_one(&mut self, (p, c, w): &Self::Item, pairs: usize, _: &[Trial]) -> (Trial, bool) {
+        let from = from_value(p, self.cx, w);
+        let (mut trial, stop) = one(self.x, (self.t, self.cx), p, (w, c, from), pairs);
+        ssdready_diagnosis::levers::binding::after_turns(&mut trial, &p.lever, self.cx);
+        self.clock.runs_done += 2 * trial.turns.len();
+        let lift = lift_of(&p.lever, self.cx);
+        self.tried.push(combination::Tried::of(p, c, w, lift));
+        (trial, stop)
+    }
 }
 
 /// What the study may change here: what the user asked, what this
@@ -571,21 +596,6 @@ fn one(
     (trial, fatal)
 }
 
-/// What else a change moved and could not put back, in words.
-fn moved_words(change: &dyn Change) -> Option<String> {
-    let moved = change.moved();
-    (!moved.is_empty()).then(|| moved.join("; "))
-}
-
-/// The two sides of a trial's turns, as the device study's trials and the
-/// job's run them: the baseline and the changed run, and whether the
-/// study was asked to stop.
-pub(crate) trait Sides {
-    fn stopped(&self) -> bool;
-    /// One run of the changed side (`changed`) or of the baseline.
-    fn measure(&mut self, changed: bool) -> Result<Measured, String>;
-}
-
 /// A run of the device study: its workload and its request.
 type Run<'a> = (&'a Workload, &'a ssdready_run::RunRequest);
 
@@ -604,42 +614,6 @@ impl Sides for Runs<'_> {
         let (w, r) = if changed { self.change } else { self.base };
         measure(self.runner, w, r)
     }
-}
-
-/// What a change's turns gave: the turns done, why they stopped short,
-/// whether none could be done for a failure (not a stop), and whether the
-/// trials must stop (a change that could not be put back).
-#[derive(Default)]
-pub(crate) struct Turns {
-    pub turns: Vec<Turn>,
-    pub error: Option<String>,
-    pub failed: bool,
-    pub fatal: bool,
-}
-
-/// `pairs` turns of `change` against the baseline, the one loop of every
-/// trial, set and best configuration. The order alternates pair by pair
-/// (baseline first, then the change first): a device that drifts over the
-/// trial (a drive recovering from its garbage collection) favours neither
-/// side.
-pub(crate) fn in_turns(sides: &mut dyn Sides, change: &mut dyn Change, pairs: usize) -> Turns {
-    let mut out = Turns::default();
-    for i in 0..pairs {
-        if sides.stopped() {
-            out.error = Some("the study was stopped".into());
-            break;
-        }
-        crate::invariants::turn_order(out.turns.len(), i % 2 == 1);
-        match turn(sides, change, i % 2 == 1) {
-            Ok(t) => out.turns.push(t),
-            Err((e, fatal)) => {
-                out.failed = out.turns.is_empty();
-                (out.error, out.fatal) = (Some(e), fatal);
-                break;
-            }
-        }
-    }
-    out
 }
 
 /// A trial of lever `l` at candidate `c`, before its turns: changed from
@@ -667,48 +641,6 @@ pub(crate) fn trial_of(
         undo: l.undo.clone(),
         ..Default::default()
     }
-}
-
-/// A trial's turns, measured into `trial`: [`in_turns`], then what else
-/// the change moved ([`moved_words`]), the trial failed where no turn
-/// completed. Returns whether the trials must stop (a change that could
-/// not be put back). The one tail of the device study's trials and the
-/// job's.
-pub(crate) fn measure_trial(
-    trial: &mut Trial,
-    sides: &mut dyn Sides,
-    change: &mut dyn Change,
-    pairs: usize,
-) -> bool {
-    let done = in_turns(sides, change, pairs);
-    (trial.turns, trial.error) = (done.turns, done.error);
-    trial.moved = moved_words(change);
-    if done.failed {
-        trial.outcome = trials::Outcome::Failed;
-    }
-    done.fatal
-}
-
-/// One A/B turn: the baseline and the changed run (the change made before
-/// it, put back after it), the change first when `change_first`. An error,
-/// and whether the trials must stop (a change that could not be put back).
-pub(crate) fn turn(
-    sides: &mut dyn Sides,
-    change: &mut dyn Change,
-    change_first: bool,
-) -> Result<Turn, (String, bool)> {
-    let mut changed = |sides: &mut dyn Sides| {
-        crate::invariants::changed_run(&mut *change, || sides.measure(true))
-    };
-    let base = |sides: &mut dyn Sides| sides.measure(false).map_err(|e| (e, false));
-    let (baseline, change) = if change_first {
-        let c = changed(sides)?;
-        (base(sides)?, c)
-    } else {
-        let b = base(sides)?;
-        (b, changed(sides)?)
-    };
-    Ok(Turn { baseline, change })
 }
 
 /// Several host changes made as one, in the order given (the scheduler
@@ -789,6 +721,9 @@ impl Change for Together {
 mod combination;
 pub mod hands;
 pub mod on_job;
+mod turns;
+
+pub(crate) use turns::{in_turns, measure_trial, Sides};
 
 #[cfg(test)]
 mod tests;

@@ -14,11 +14,12 @@
 
 use crate::job::request;
 use crate::job::RunFigures;
-use crate::trials::{Change, Hands, Together};
+use crate::trials::{turns, Change, Hands, Together};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 use ssdready_diagnosis::levers;
 use ssdready_diagnosis::levers::Consent;
+use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
 use ssdready_measured::limits::Inventory;
 use ssdready_run::RunFn;
@@ -159,7 +160,8 @@ fn change_of(
 }
 
 /// Try each planned lever on the job as written, into the host section
-/// (with the levers not tried, `untested`).
+/// (with the levers not tried, `untested`): the trials' one loop
+/// ([`turns::each`]) at the job as written.
 pub fn run(
     sections: &[Section],
     host: &mut Host,
@@ -175,61 +177,79 @@ pub fn run(
         untested,
         ..Default::default()
     };
-    let mut fatal: Option<String> = None;
-    for p in planned {
-        let why = match (&fatal, stop.load(Relaxed)) {
-            (Some(e), _) => Some((Reason::Unavailable, format!("the trials stopped: {e}"))),
-            (None, true) => Some((Reason::Stopped, "the study was stopped first".into())),
-            _ => None,
-        };
-        if let Some((reason, why)) = why {
-            s.untested.push(Untested {
-                lever: p.lever.id.clone(),
-                what: format!("{} → {}", p.lever.what, p.candidate.value),
-                reason,
-                why,
-                estimate: None,
-                command: None,
-            });
-            continue;
-        }
-        // A hidden limit is tried behind the one in front where lifting
-        // that one gained beyond the noise. Where it gained nothing, it
-        // held nothing back, hid nothing, and the other is tried alone.
-        let front = p.behind.as_ref().and_then(|(f, _)| {
-            s.trials
-                .iter()
-                .find(|t| &t.lever == f && t.outcome == Outcome::Better && t.moved.is_none())
-                .cloned()
-        });
-        tell(format!(
-            "the job with {} → {}{}, in turns against it as written, put back after each run",
-            p.lever.id,
-            p.candidate.value,
-            match &front {
-                Some(f) => format!(" behind {} → {}", f.lever, f.to),
-                None => String::new(),
-            }
-        ));
-        let (trial, stopped) = one(sections, host, &p, front.as_ref(), run, stop);
-        if stopped {
-            fatal = trial.error.clone();
-        }
-        s.trials.push(trial);
-    }
+    let mut bench = OnJob {
+        sections,
+        host,
+        run,
+        stop,
+        tell,
+    };
+    turns::each(&mut bench, &planned, &mut s.trials, &mut s.untested);
     trials::rank(&mut s.trials);
     s
 }
 
-/// One lever in [`trials::MIN_PAIRS`] turns. Returns the trial and whether
-/// the trials must stop (its change could not be put back).
+/// The job as written as the trials' point: its runs through the
+/// caller's run function, each lever's change made by the host's hands.
+struct OnJob<'a, 'h, 'r> {
+    sections: &'a [Section],
+    host: &'a mut Host<'h>,
+    run: &'a mut RunFn<'r>,
+    stop: &'a Arc<AtomicBool>,
+    tell: &'a mut dyn FnMut(String),
+}
+
+impl turns::Bench for OnJob<'_, '_, '_> {
+    type Item = Planned;
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+    /// The job's runs are long: every trial takes the least pairs.
+    fn pairs(&self) -> usize {
+        trials::MIN_PAIRS
+    }
+    fn untested(&self, p: &Planned, reason: Reason, why: String) -> Untested {
+        Untested {
+            lever: p.lever.id.clone(),
+            what: format!("{} → {}", p.lever.what, p.candidate.value),
+            reason,
+            why,
+            estimate: None,
+            command: None,
+        }
+    }
+    fn try_one(&mut self, p: &Planned, pairs: usize, done: &[Trial]) -> (Trial, bool) {
+        // A hidden limit is tried behind the one in front where lifting
+        // that one gained beyond the noise. Where it gained nothing, it
+        // held nothing back, hid nothing, and the other is tried alone.
+        let front = p.behind.as_ref().and_then(|(f, _)| {
+            done.iter()
+                .find(|t| &t.lever == f && t.outcome == Outcome::Better && t.moved.is_none())
+        });
+        (self.tell)(format!(
+            "the job with {} → {}{}, in turns against it as written, put back after each run",
+            p.lever.id,
+            p.candidate.value,
+            match front {
+                Some(f) => format!(" behind {} → {}", f.lever, f.to),
+                None => String::new(),
+            }
+        ));
+        let (sections, run, stop) = (self.sections, &mut *self.run, self.stop);
+        one(sections, self.host, (p, front), (run, stop), pairs)
+    }
+}
+
+/// One lever in `pairs` turns (behind `front`, the trial of the limit
+/// that hid it, where there is one). Returns the trial and whether the
+/// trials must stop (its change could not be put back).
 fn one(
     sections: &[Section],
     host: &mut Host,
-    p: &Planned,
-    front: Option<&Trial>,
-    run: &mut RunFn,
-    stop: &Arc<AtomicBool>,
+    (p, front): (&Planned, Option<&Trial>),
+    (run, stop): (&mut RunFn, &Arc<AtomicBool>),
+    pairs: usize,
 ) -> (Trial, bool) {
     let l = &p.lever;
     let disks = match l.ops().on_queue() {
@@ -271,8 +291,7 @@ fn one(
         run,
         stop,
     };
-    let fatal =
-        crate::trials::measure_trial(&mut trial, &mut sides, change.as_mut(), trials::MIN_PAIRS);
+    let fatal = crate::trials::measure_trial(&mut trial, &mut sides, change.as_mut(), pairs);
     trials::judge_trial(&mut trial);
     ssdready_diagnosis::levers::binding::after_turns(&mut trial, l, &cx);
     if let Some(f) = front {
@@ -335,6 +354,27 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
         }
     }
     out
+}
+
+/// The host's change that fio's A/B turns check: the one that gained
+/// most (`s` ranked best first); where none gained beyond the noise, the
+/// lift of the limit named as what holds the job (`named`), so that fio
+/// says what the named limit costs fio. Never a change that moved another
+/// setting, nor one with no turn measured.
+pub fn for_fio(s: &HostSection, named: Option<Cause>) -> Option<&Trial> {
+    let table = levers::shipped();
+    let of_named = |t: &&Trial| {
+        let lever = table.iter().find(|l| l.id == t.lever);
+        named.is_some_and(|n| lever.is_some_and(|l| l.causes.contains(&n)))
+    };
+    let host = || {
+        s.trials
+            .iter()
+            .filter(|t| on_host(t) && t.moved.is_none() && !t.turns.is_empty())
+    };
+    host()
+        .find(|t| t.outcome == Outcome::Better)
+        .or_else(|| host().find(of_named))
 }
 
 /// Whether trial `t` changed the host (not the job's own options).

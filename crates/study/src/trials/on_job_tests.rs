@@ -572,3 +572,23 @@ fn a_limit_said_hidden_is_tried_alone_where_the_one_in_front_gained_nothing_or_w
     assert_eq!(s.trials[0].behind, None);
     assert_eq!(s.trials[0].outcome, Outcome::Better);
 }
+
+#[test]
+fn fio_checks_the_change_that_gained_else_the_lift_of_the_limit_named() {
+    use ssdready_diagnosis::limit::Cause;
+    // The quota alone +20 %, both lifted +100 %: the pair gained most.
+    let (s, _) = try_pair((1200.0, 2000.0));
+    let first = s.trials.first().map(|t| t.lever.as_str());
+    let checked = for_fio(&s, Some(Cause::CpuQuota)).map(|t| t.lever.as_str());
+    assert_eq!(checked, first, "{:?}", s.trials);
+    assert_eq!(checked.map(|_| s.trials[0].outcome), Some(Outcome::Better));
+    // Nothing gained: fio checks the lift of the limit named as what holds
+    // the job, and nothing where none is named or no trial lifts it.
+    let (s, _) = try_pair((1000.0, 1000.0));
+    assert!(s.trials.iter().all(|t| t.outcome != Outcome::Better));
+    let lever = |c| for_fio(&s, c).map(|t| t.lever.as_str());
+    assert_eq!(lever(Some(Cause::CpuQuota)), Some("cpu-quota"));
+    assert_eq!(lever(Some(Cause::CpusAllowed)), Some("cpuset"));
+    assert_eq!(lever(None), None);
+    assert_eq!(lever(Some(Cause::IoThrottle)), None);
+}

@@ -563,3 +563,76 @@ fn the_cpus_held_awake_are_held_from_the_change_to_its_revert() {
     change.revert().unwrap();
     assert_eq!(read(), Some(before));
 }
+
+/// Hands whose queue change is made but cannot be put back.
+struct StuckHands;
+
+struct Stuck;
+
+impl Change for Stuck {
+    fn apply(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        Err("the queue file refused its old value".into())
+    }
+}
+
+impl Hands for StuckHands {
+    fn queue_unavailable(&self) -> Option<String> {
+        None
+    }
+    fn escape_unavailable(&self) -> Option<String> {
+        Some("no cgroup v2 here".into())
+    }
+    fn queue(&mut self, _: &[String], _: &str, _: &str) -> Result<Box<dyn Change>, String> {
+        Ok(Box::new(Stuck))
+    }
+    fn escape(&mut self, _: &Lift) -> Result<Box<dyn Change>, String> {
+        Err("no cgroup v2 here".into())
+    }
+}
+
+#[test]
+fn a_change_that_cannot_be_put_back_stops_the_device_studys_trials_and_says_so() {
+    let mut f = fake(true);
+    let (targets, p, runs, mut j) = studied(&mut f, Cause::Scheduler);
+    let mut hands = StuckHands;
+    let o = Options {
+        quick: false,
+        root: true,
+        asked: true,
+        budget_s: 300.0,
+        queue: [("scheduler", "[mq-deadline] none"), ("nomerges", "0")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        ..Default::default()
+    };
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &runs,
+        runner: &mut f,
+        hands: &mut hands,
+    };
+    let s = run(&mut x, &mut j, &o).unwrap();
+    let tried: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
+    let stopped: Vec<&str> = s
+        .untested
+        .iter()
+        .filter(|u| u.why.starts_with("the trials stopped: "))
+        .map(|u| u.lever.as_str())
+        .collect();
+    assert_eq!(
+        tried.len(),
+        1,
+        "no change after the one left made: {tried:?}"
+    );
+    assert!(s.trials[0]
+        .error
+        .as_deref()
+        .unwrap_or_default()
+        .contains("refused"));
+    assert!(!stopped.is_empty(), "{:?}", s.untested);
+    assert!(s.combination.is_none(), "no set is made after it");
+}
