@@ -227,6 +227,8 @@ pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * HOST_PAIRS + 2 * BEST_PAIRS;
 pub struct Beside {
     fio: Result<Fio, String>,
     pub doc: FioBeside,
+    /// The limits' line of a CPU quota the job runs under, if any.
+    quota: Option<String>,
 }
 
 impl Beside {
@@ -241,7 +243,11 @@ impl Beside {
                 ..Default::default()
             },
         };
-        Beside { doc, fio }
+        Beside {
+            doc,
+            fio,
+            quota: None,
+        }
     }
 
     /// Whether fio runs beside the study.
@@ -277,10 +283,14 @@ impl Beside {
         let Some(f) = self.measure(sections, stop) else {
             return;
         };
-        let quota = doc.limits.iter().find(|l| l.starts_with("a CPU quota"));
+        self.quota = doc
+            .limits
+            .iter()
+            .find(|l| l.starts_with("a CPU quota"))
+            .cloned();
         let spread = (doc.median_iops, doc.spread_pct);
-        let (line, agrees) =
-            judge::as_written_line(spread, &f, &self.doc.version, quota.map(String::as_str));
+        let quota = self.quota.as_deref();
+        let (line, agrees) = judge::as_written_line(spread, &f, &self.doc.version, quota);
         self.doc.lines.push(line);
         self.doc.as_written_agrees = Some(agrees);
         self.doc.as_written = Some(f);
@@ -374,7 +384,9 @@ impl Beside {
         }
         let fio_pct = judge::mean(&pairs);
         let (lo, hi) = g.interval();
-        let (line, agrees) = judge::host_line(&trial.change(), (g.change_pct, lo, hi), &pairs);
+        let quota = self.quota.as_deref();
+        let (line, agrees) =
+            judge::host_line(&trial.change(), (g.change_pct, lo, hi), &pairs, quota);
         self.doc.lines.push(line);
         self.doc.host = Some(judge::HostByFio {
             change: trial.change(),
@@ -407,7 +419,8 @@ impl Beside {
         }
         b.fio_pairs_pct = pairs_pct(&done.turns, b.by_bandwidth);
         b.fio_gain_pct = Some(judge::mean(&b.fio_pairs_pct));
-        let (line, agrees) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct);
+        let quota = self.quota.as_deref();
+        let (line, agrees) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct, quota);
         self.doc.lines.push(line);
         self.doc.best_agrees = Some(agrees);
     }

@@ -264,19 +264,40 @@ fn systemd(f: &Lasting) -> String {
     s
 }
 
+/// The groups the study ran in, in words: each group below a hierarchy's
+/// root with its controllers (`/qqplant (cpu, cpuset)`), the root's
+/// hierarchies as one; "not read" where the inventory has none.
+fn group_words(inv: &Inventory) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for c in &inv.cgroups {
+        let controllers = c.controllers.iter().map(String::as_str);
+        match groups.iter_mut().find(|(p, _)| *p == c.path) {
+            Some((_, cs)) => cs.extend(controllers),
+            None => groups.push((&c.path, controllers.collect())),
+        }
+    }
+    let named = |(p, cs): &(&str, Vec<&str>)| match cs.is_empty() {
+        true => p.to_string(),
+        false => format!("{p} ({})", cs.join(", ")),
+    };
+    let below: Vec<String> = groups.iter().filter(|g| g.0 != "/").map(named).collect();
+    match (below.is_empty(), groups.is_empty()) {
+        (_, true) => "not read".into(),
+        (true, false) => "the root of each hierarchy".into(),
+        (false, false) => below.join(", "),
+    }
+}
+
 /// Where no systemd unit owns the study's group: the cgroupfs writes that
 /// lift each limit of the set, in place of a drop-in.
 fn cgroupfs(head: &str, inv: &Inventory, lift: &[GroupLimit]) -> String {
-    let groups: Vec<&str> = inv.cgroups.iter().map(|c| c.path.as_str()).collect();
+    let groups = group_words(inv);
     let mut s = format!(
         "{head}# The study measured from a control group of its own, without the limits of\n\
          # the group it ran in ({}). No systemd unit owns that group, so this is no\n\
          # drop-in: run these writes as root to lift the limits (they last while the\n\
          # group does; write them again where the group is made again).\n",
-        match groups.is_empty() {
-            true => "not read".to_string(),
-            false => groups.join(", "),
-        }
+        groups
     );
     for g in lift.iter().filter(|g| group_limits::holds(**g, inv)) {
         for line in permanent::lines(*g, inv, None) {
@@ -289,6 +310,30 @@ fn cgroupfs(head: &str, inv: &Inventory, lift: &[GroupLimit]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_groups_the_study_ran_in_are_named_with_their_controllers_the_roots_left_out() {
+        let path = |p: &str, cs: &[&str]| ssdready_measured::limits::CgroupPath {
+            version: ssdready_measured::limits::CgroupVersion::V1,
+            controllers: cs.iter().map(|c| c.to_string()).collect(),
+            path: p.into(),
+            dir: None,
+            hidden_above: false,
+            source: "/proc/self/cgroup".into(),
+        };
+        let mut inv = ssdready_measured::group_limits::fixtures::v1_plant();
+        inv.cgroups.clear();
+        assert_eq!(group_words(&inv), "not read");
+        inv.cgroups = vec![path("/", &["blkio"]), path("/", &["memory"])];
+        assert_eq!(group_words(&inv), "the root of each hierarchy");
+        inv.cgroups.extend([
+            path("/qqplant", &["cpu"]),
+            path("/", &["devices"]),
+            path("/qqplant", &["cpuset"]),
+            path("/job.slice", &[]),
+        ]);
+        assert_eq!(group_words(&inv), "/qqplant (cpu, cpuset), /job.slice");
+    }
 
     #[test]
     fn a_group_limit_needs_root_and_a_limit_of_this_host_and_a_way_out() {

@@ -193,7 +193,12 @@ pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> String {
 /// `claimed_pct`) against fio's A/B of the same changes (its pairs): the
 /// line, and whether they agree — fio's range of pairs, widened by
 /// [`GAIN_PCT`] of the job's rate (its runs are few), meets the study's.
-pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> (String, bool) {
+pub fn best_line(
+    pairs_pct: &[f64],
+    claimed_pct: f64,
+    fio_pairs_pct: &[f64],
+    quota: Option<&str>,
+) -> (String, bool) {
     let fio_pct = mean(fio_pairs_pct);
     let (lo, hi) = range(pairs_pct, claimed_pct);
     let (flo, fhi) = range(fio_pairs_pct, fio_pct);
@@ -201,7 +206,7 @@ pub fn best_line(pairs_pct: &[f64], claimed_pct: f64, fio_pairs_pct: &[f64]) -> 
         "the best configuration by fio, in {} pair(s) of turns with the same changes: {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %), against the study's {claimed_pct:+.1} % ({lo:+.1} … {hi:+.1} %)",
         fio_pairs_pct.len()
     );
-    judged(head, (lo, hi), (flo, fhi))
+    judged(head, (lo, hi), (flo, fhi), quota)
 }
 
 /// A change of the host, its trial's gain (`study_pct`, its interval
@@ -212,6 +217,7 @@ pub fn host_line(
     change: &str,
     (study_pct, lo, hi): (f64, f64, f64),
     fio_pairs_pct: &[f64],
+    quota: Option<&str>,
 ) -> (String, bool) {
     let fio_pct = mean(fio_pairs_pct);
     let (flo, fhi) = range(fio_pairs_pct, fio_pct);
@@ -219,7 +225,7 @@ pub fn host_line(
         "{change}: {study_pct:+.1} % ({lo:+.1} … {hi:+.1} %) by the study, {fio_pct:+.1} % ({flo:+.1} … {fhi:+.1} %) by fio in {} pair(s) of turns at the same point",
         fio_pairs_pct.len()
     );
-    judged(head, (lo, hi), (flo, fhi))
+    judged(head, (lo, hi), (flo, fhi), quota)
 }
 
 /// The lowest and highest of `v` and `at`.
@@ -232,13 +238,26 @@ fn range(v: &[f64], at: f64) -> (f64, f64) {
 /// `head` with its verdict: the study's range `lo`..`hi` agrees with
 /// fio's `flo`..`fhi` where fio's, widened by [`GAIN_PCT`] of the job's
 /// rate (its pairs are few), meets it; else the study over- or
-/// under-claims. Percent gains; whether they agree.
-fn judged(head: String, (lo, hi): (f64, f64), (flo, fhi): (f64, f64)) -> (String, bool) {
+/// under-claims. Percent gains; whether they agree. `quota` is the
+/// limits' line of a CPU quota the job runs under, if any: the study
+/// claiming more there is said with that condition (a rate the change
+/// lifts onto the quota follows each engine's CPU per I/O).
+fn judged(
+    head: String,
+    (lo, hi): (f64, f64),
+    (flo, fhi): (f64, f64),
+    quota: Option<&str>,
+) -> (String, bool) {
     let ratio = |pct: f64| 1.0 + pct / 100.0;
     let widen = GAIN_PCT / 100.0;
     let side = match () {
-        _ if ratio(fhi) * (1.0 + widen) < ratio(lo) => "the study over-claims: expect fio's figure",
-        _ if ratio(flo) * (1.0 - widen) > ratio(hi) => "the study under-claims: fio gains more",
+        _ if ratio(fhi) * (1.0 + widen) < ratio(lo) => match quota {
+            Some(q) => format!(
+                "the study over-claims: expect fio's figure (the job runs under {q}, where the rate the change lifts follows each engine's CPU per I/O)"
+            ),
+            None => "the study over-claims: expect fio's figure".into(),
+        },
+        _ if ratio(flo) * (1.0 - widen) > ratio(hi) => "the study under-claims: fio gains more".into(),
         _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)

@@ -91,17 +91,17 @@ fn a_mechanic_fio_does_not_gain_from_is_not_confirmed() {
 
 #[test]
 fn the_best_configuration_is_set_beside_fios_ab_and_an_over_claim_is_said() {
-    let (line, agree) = best_line(&[280.0, 297.0], 287.0, &[300.0, 310.0]);
+    let (line, agree) = best_line(&[280.0, 297.0], 287.0, &[300.0, 310.0], None);
     assert!(agree, "{line}");
-    let (line, agree) = best_line(&[480.0, 515.0], 498.0, &[330.0, 345.0]);
+    let (line, agree) = best_line(&[480.0, 515.0], 498.0, &[330.0, 345.0], None);
     assert!(!agree && line.contains("over-claims"), "{line}");
-    let (line, agree) = best_line(&[278.0, 297.0], 287.0, &[400.0, 420.0]);
+    let (line, agree) = best_line(&[278.0, 297.0], 287.0, &[400.0, 420.0], None);
     assert!(!agree && line.contains("under-claims"), "{line}");
     // fio's pairs within a tenth of the rate of the study's agree; a
     // third apart do not (+146 % against +230 %).
-    let (line, agree) = best_line(&[208.5, 242.9], 229.7, &[137.6, 154.9]);
+    let (line, agree) = best_line(&[208.5, 242.9], 229.7, &[137.6, 154.9], None);
     assert!(!agree && line.contains("over-claims"), "{line}");
-    let (line, agree) = best_line(&[101.6, 194.7], 144.4, &[43.0, 95.0]);
+    let (line, agree) = best_line(&[101.6, 194.7], 144.4, &[43.0, 95.0], None);
     assert!(agree, "{line}");
     assert!(line.contains("+69.0 %"), "{line}");
 }
@@ -131,7 +131,7 @@ fn the_best_configuration_keeps_a_mechanic_fio_confirms_and_leaves_out_one_it_do
 #[test]
 fn a_host_change_is_set_beside_fios_turn_of_it_and_a_gap_beyond_a_tenth_is_said() {
     // A cpuset's lift: +228 % (+43 … +587 %) by the study.
-    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 40.0]);
+    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 40.0], None);
     assert!(agrees, "{line}");
     assert!(
         line.ends_with("by fio in 2 pair(s) of turns at the same point: they agree"),
@@ -139,17 +139,47 @@ fn a_host_change_is_set_beside_fios_turn_of_it_and_a_gap_beyond_a_tenth_is_said(
     );
     // fio's +9 % and +11 % are below the trial's interval, even widened
     // by a tenth.
-    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 11.0]);
+    let (line, agrees) = host_line("cpuset 0 → 0-1", (228.2, 42.6, 587.4), &[9.0, 11.0], None);
     assert!(!agrees);
     assert!(
         line.ends_with("the study over-claims: expect fio's figure"),
         "{line}"
     );
     // A queue's lift: +169 % (+82 … +287 %); fio's +400 % above it.
-    let (line, agrees) = host_line("nr-requests 4 → 128", (168.8, 82.0, 287.0), &[400.0, 420.0]);
+    let (line, agrees) = host_line(
+        "nr-requests 4 → 128",
+        (168.8, 82.0, 287.0),
+        &[400.0, 420.0],
+        None,
+    );
     assert!(!agrees);
     assert!(
         line.ends_with("the study under-claims: fio gains more"),
         "{line}"
     );
+}
+
+#[test]
+fn a_study_that_claims_more_than_fio_under_a_cpu_quota_says_the_quota() {
+    // The queue's lift under a quota of 0.80 CPUs: +225 % by the study's
+    // engine, +95 % by fio's, whose CPU per I/O meets the quota sooner.
+    let q = "a CPU quota of 0.80 CPUs: cpu.cfs_quota_us = 80000 (period 100000 µs)";
+    let (line, agrees) = host_line(
+        "nr-requests 4 → 128",
+        (225.4, 196.1, 257.1),
+        &[80.7, 110.0],
+        Some(q),
+    );
+    assert!(!agrees);
+    assert!(
+        line.ends_with(&format!("the study over-claims: expect fio's figure (the job runs under {q}, where the rate the change lifts follows each engine's CPU per I/O)")),
+        "{line}"
+    );
+    // Agreeing, or fio gaining more, says nothing of the quota.
+    for fio in [[200.0, 240.0], [300.0, 320.0]] {
+        let (line, _) = host_line("nr-requests 4 → 128", (225.4, 196.1, 257.1), &fio, Some(q));
+        assert!(!line.contains("CPU quota"), "{line}");
+    }
+    let (line, agrees) = best_line(&[182.5, 300.0, 285.0], 255.8, &[77.2], Some(q));
+    assert!(!agrees && line.contains(q), "{line}");
 }
