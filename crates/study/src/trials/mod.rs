@@ -308,27 +308,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         untested,
         ..Default::default()
     };
-    let (mut items, mut behind) = (Vec::new(), Vec::new());
-    for p in &todo {
-        let Some(w) = workload_at(p.lever.at, j, x.runs, online) else {
-            continue;
-        };
-        match &p.behind {
-            // A limit hidden behind another is tried only behind it: alone
-            // it cannot bind, and its turns would say nothing.
-            Some(front) => behind.extend(p.candidates.first().map(|c| {
-                let mut h = combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx));
-                let from = from_value(p, &cx, &w);
-                h.behind = Some(Hidden::of(&p.lever, &from, c, (front.0.as_str(), &front.1)));
-                h
-            })),
-            None => items.extend(
-                p.candidates
-                    .iter()
-                    .map(|c| (p.clone(), c.clone(), w.clone())),
-            ),
-        }
-    }
+    let (items, behind) = items(&todo, &cx, &|at| workload_at(at, j, x.runs, online));
     let clock = combination::Clock::new(x.plan, o);
     let mut bench = Device {
         x: &mut *x,
@@ -354,6 +334,42 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     Some(s)
 }
 
+/// A planned lever at one candidate, with its point's workload.
+type Item = (Planned, Candidate, Workload);
+
+/// What the trials' loop tries: each planned lever's candidates at its
+/// point's workload (a lever whose point was not measured left out); and
+/// aside, each limit hidden behind another, as its part of the
+/// combination: tried only behind that one, since alone it cannot bind
+/// and its turns would say nothing.
+fn items(
+    todo: &[Planned],
+    cx: &levers::Context,
+    workload: &dyn Fn(At) -> Option<Workload>,
+) -> (Vec<Item>, Vec<combination::Tried>) {
+    let (mut items, mut behind) = (Vec::new(), Vec::new());
+    for p in todo {
+        let Some(w) = workload(p.lever.at) else {
+            continue;
+        };
+        let Some((front, why)) = &p.behind else {
+            items.extend(
+                p.candidates
+                    .iter()
+                    .map(|c| (p.clone(), c.clone(), w.clone())),
+            );
+            continue;
+        };
+        if let Some(c) = p.candidates.first() {
+            let mut h = combination::Tried::of(p, c, &w, lift_of(&p.lever, cx));
+            let from = from_value(p, cx, &w);
+            h.behind = Some(Hidden::of(&p.lever, &from, c, (front, why)));
+            behind.push(h);
+        }
+    }
+    (items, behind)
+}
+
 /// The device study's point for the trials' one loop ([`turns::each`]):
 /// its runs, its clock, its levers' context, and what each trial ran
 /// with (the combination's parts).
@@ -366,8 +382,7 @@ struct Device<'x, 'a> {
 }
 
 impl turns::Bench for Device<'_, '_> {
-    /// A planned lever at one candidate, with its point's workload.
-    type Item = (Planned, Candidate, Workload);
+    type Item = Item;
 
     fn stopped(&self) -> bool {
         self.x.runner.stopped()
