@@ -81,6 +81,20 @@ pub fn queue(disk: &str) -> Queue {
     queue_of(crate::queue_dir::read(Sys::new(Path::new("/")), disk))
 }
 
+/// The most requests whole disk `disk`'s driver takes at once, where it
+/// says ([`crate::queue_dir::driver_depth`]).
+pub fn driver_depth(disk: &str) -> Option<u64> {
+    crate::queue_dir::driver_depth(Sys::new(Path::new("/")), disk)
+}
+
+/// The files `names` of whole disk `disk`'s queue directory as read
+/// (absent files left out: the kernel does not offer them).
+pub fn queue_files(disk: &str, names: &[String]) -> std::collections::BTreeMap<String, String> {
+    let s = Sys::new(Path::new("/"));
+    let read = |n: &String| Some((n.clone(), s.read(&format!("/sys/block/{disk}/queue/{n}"))?));
+    names.iter().filter_map(read).collect()
+}
+
 /// The study's view of a queue directory read.
 fn queue_of(d: crate::queue_dir::QueueDir) -> Queue {
     Queue {

@@ -22,6 +22,34 @@ pub fn whole_disk(s: Sys, maj: u32, min: u32) -> Option<(String, String)> {
     Some((devno.trim().to_string(), name))
 }
 
+/// The whole disks a change of the target's queue is set on: the whole
+/// disk of device number `devno`, and for md and device-mapper the whole
+/// disks under it, down to the physical ones — never the disk a loop
+/// device's backing file is on (not the target's stack to tune).
+pub fn stack_disks(s: Sys, (maj, min): (u32, u32)) -> Vec<String> {
+    let mut out: Vec<String> = whole_disk(s, maj, min).map(|w| w.1).into_iter().collect();
+    // A stack is a few levels deep; the bound stops a loop of links.
+    let mut i = 0;
+    while i < out.len() && i < 64 {
+        let d = out[i].clone();
+        i += 1;
+        if !(d.starts_with("md") || d.starts_with("dm-")) {
+            continue;
+        }
+        for n in s.list(&format!("/sys/block/{d}/slaves")) {
+            let dev = s.read(&format!("/sys/class/block/{n}/dev"));
+            let Some((a, b)) = dev.and_then(|d| ssdready_measured::limits::parse::devno(&d).ok())
+            else {
+                continue;
+            };
+            if let Some((_, w)) = whole_disk(s, a, b).filter(|w| !out.contains(&w.1)) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 /// The queue of whole disk `disk`: its queue directory
 /// ([`crate::queue_dir`]), the driver's depth of a SCSI device and the
 /// poll queues among its hardware queues.

@@ -500,3 +500,33 @@ fn a_study_alone_in_the_root_groups_reads_no_processes() {
     let c = counters_at(f.root(), 42, &[], 0);
     assert!(c.processes.is_empty(), "{:?}", c.processes);
 }
+
+#[test]
+fn a_queue_change_is_set_on_the_targets_disk_and_the_physical_disks_of_its_stack() {
+    let f = Fake::new();
+    f.disk("virtual", "dm-0", "253:0", &[])
+        .disk("virtual", "md0", "9:0", &[])
+        .disk("pci0000:00/0000:00:04.0/virtio2", "vdb", "254:16", &[])
+        .disk(
+            "pci0000:00/0000:00:05.0/virtio3",
+            "vdc",
+            "254:32",
+            &[("vdc1", "254:33")],
+        )
+        .disk("virtual", "loop0", "7:0", &[])
+        .file("/sys/block/dm-0/slaves/md0/.keep", "")
+        .file("/sys/block/md0/slaves/vdb/.keep", "")
+        .file("/sys/block/md0/slaves/vdc1/.keep", "")
+        .file("/sys/block/loop0/loop/backing_file", "/dev/shm/img\n");
+    let s = f.sys();
+    // dm on md on a disk and a partition: each whole disk once.
+    assert_eq!(
+        crate::limits_dev::stack_disks(s, (253, 0)),
+        ["dm-0", "md0", "vdb", "vdc"]
+    );
+    // A partition's whole disk; a loop device alone (its backing file's
+    // disk is not its stack's).
+    assert_eq!(crate::limits_dev::stack_disks(s, (254, 33)), ["vdc"]);
+    assert_eq!(crate::limits_dev::stack_disks(s, (7, 0)), ["loop0"]);
+    assert!(crate::limits_dev::stack_disks(s, (8, 0)).is_empty());
+}

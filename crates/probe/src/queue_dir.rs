@@ -62,6 +62,36 @@ pub fn read(s: Sys, disk: &str) -> QueueDir {
     }
 }
 
+/// The most requests whole disk `disk`'s driver takes at once, where it
+/// says: the tags of its hardware queues (`mq/N/nr_tags`, the least of
+/// them), a SCSI device's `device/queue_depth`, else the tag depth of
+/// the loop, null_blk and nvme drivers (their module parameters; NVMe
+/// keeps one slot of each queue back, 1023 tags of an `io_queue_depth`
+/// of 1024). Without a scheduler `nr_requests` cannot go past it (the
+/// kernel refuses).
+pub fn driver_depth(s: Sys, disk: &str) -> Option<u64> {
+    let read = |p: &str| s.read(p)?.parse::<u64>().ok().filter(|&d| d > 0);
+    let mq = format!("/sys/block/{disk}/mq");
+    let tags = s
+        .list(&mq)
+        .iter()
+        .filter_map(|q| read(&format!("{mq}/{q}/nr_tags")))
+        .min();
+    if tags.is_some() {
+        return tags;
+    }
+    if let Some(d) = read(&format!("/sys/block/{disk}/device/queue_depth")) {
+        return Some(d);
+    }
+    let param = match () {
+        _ if disk.starts_with("loop") => "loop/parameters/hw_queue_depth",
+        _ if disk.starts_with("nullb") => "null_blk/parameters/hw_queue_depth",
+        _ if disk.starts_with("nvme") => "nvme/parameters/io_queue_depth",
+        _ => return None,
+    };
+    read(&format!("/sys/module/{param}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +140,23 @@ mod tests {
         assert_eq!((d.mq_entries, q.hw_queues), (Some(2), Some(2)));
         // Not in the directory: the limits' reader adds them.
         assert_eq!((q.queue_depth, q.poll_queues), (None, None));
+    }
+
+    #[test]
+    fn a_drivers_depth_is_its_hardware_queues_least_tags_else_what_the_driver_says() {
+        let f = Fake::new();
+        nvme(&f);
+        f.file("/sys/block/nvme0n1/mq/2/nr_tags", "255\n")
+            .file("/sys/module/nvme/parameters/io_queue_depth", "1024\n")
+            .file("/sys/block/sda/device/queue_depth", "32\n")
+            .file("/sys/module/loop/parameters/hw_queue_depth", "128\n")
+            .file("/sys/block/dm-0/queue/nr_requests", "128\n");
+        assert_eq!(driver_depth(f.sys(), "nvme0n1"), Some(255));
+        assert_eq!(driver_depth(f.sys(), "sda"), Some(32));
+        assert_eq!(driver_depth(f.sys(), "loop3"), Some(128));
+        assert_eq!(driver_depth(f.sys(), "nvme1n1"), Some(1024));
+        assert_eq!(driver_depth(f.sys(), "dm-0"), None);
+        assert_eq!(driver_depth(f.sys(), "nullb0"), None);
     }
 
     #[test]

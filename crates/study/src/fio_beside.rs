@@ -334,8 +334,7 @@ impl Beside {
             }
             tell(format!("fio: the job with {}, in turns", w.what));
             let mut sides = FioSides::new(fio, (sections, &v.sections), stop);
-            let done =
-                crate::trials::in_turns(&mut sides, crate::trials::on_job::no_change().as_mut(), 1);
+            let done = crate::trials::in_turns(&mut sides, &mut crate::trials::NoChange, 1);
             let (Some(base), Some(changed)) = (sides.of(false), sides.of(true)) else {
                 self.doc.error.get_or_insert(done.error.unwrap_or_default());
                 return;

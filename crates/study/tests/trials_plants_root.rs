@@ -386,7 +386,7 @@ fn a_ram_loop_device_with_nothing_planted_is_tried_and_every_setting_put_back() 
     assert!(!s.trials.is_empty(), "{:?}", s.untested);
     // nr_requests is at the loop driver's depth already: nothing to raise
     // (the kernel refuses more without a scheduler).
-    let depth = trials::device_depth(&lp.disk).map(|d| d.to_string());
+    let depth = ssdready_probe::blockdev::driver_depth(&lp.disk).map(|d| d.to_string());
     if depth.as_deref() == Some(before["nr_requests"].trim()) {
         assert!(s.trials.iter().all(|t| t.lever != "nr-requests"));
     }

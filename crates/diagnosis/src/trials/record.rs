@@ -317,6 +317,19 @@ pub struct Untested {
 }
 
 impl Untested {
+    /// The lever `id` (`what` it changes) at `value` not tried, for
+    /// `reason`, said as `why`.
+    pub fn of((id, what): (&str, &str), value: &str, reason: Reason, why: String) -> Untested {
+        Untested {
+            lever: id.into(),
+            what: format!("{what} → {value}"),
+            reason,
+            why,
+            estimate: None,
+            command: None,
+        }
+    }
+
     /// With its estimate.
     pub fn with(mut self, e: Option<Estimate>) -> Untested {
         self.estimate = e;

@@ -94,7 +94,7 @@ impl Hands for NoHands {
 
 /// A change that changes nothing: an application lever's is in its runs'
 /// options.
-struct NoChange;
+pub(crate) struct NoChange;
 
 impl Change for NoChange {
     fn apply(&mut self) -> Result<(), String> {
@@ -127,49 +127,12 @@ pub struct Options {
 /// The queue files of `disk` that the levers name, as read from sysfs
 /// (absent files left out: the kernel does not offer them).
 pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
     let mut names: Vec<String> = levers::shipped()
         .into_iter()
         .filter_map(|l| l.attr)
         .collect();
     names.extend(levers::kind_queue::READ_ALSO.map(String::from));
-    for a in names {
-        if let Ok(v) = std::fs::read_to_string(format!("/sys/block/{disk}/queue/{a}")) {
-            out.insert(a, v.trim().to_string());
-        }
-    }
-    out
-}
-
-/// The most requests `disk`'s driver takes at once, where it says: the
-/// tags of its hardware queues (`mq/N/nr_tags`, the least of them), a
-/// SCSI device's `device/queue_depth`, else the tag depth of the loop,
-/// null_blk and nvme drivers (their module parameters; NVMe keeps one
-/// slot of each queue back, 1023 tags of an `io_queue_depth` of 1024).
-/// Without a scheduler `nr_requests` cannot go past it (the kernel
-/// refuses).
-pub fn device_depth(disk: &str) -> Option<u64> {
-    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
-    let tags = std::fs::read_dir(format!("/sys/block/{disk}/mq"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| read(&e.path().join("nr_tags").to_string_lossy()))
-        .filter(|&t| t > 0)
-        .min();
-    if tags.is_some() {
-        return tags;
-    }
-    if let Some(d) = read(&format!("/sys/block/{disk}/device/queue_depth")) {
-        return Some(d);
-    }
-    let param = match () {
-        _ if disk.starts_with("loop") => "loop/parameters/hw_queue_depth",
-        _ if disk.starts_with("nullb") => "null_blk/parameters/hw_queue_depth",
-        _ if disk.starts_with("nvme") => "nvme/parameters/io_queue_depth",
-        _ => return None,
-    };
-    read(&format!("/sys/module/{param}")).filter(|&d| d > 0)
+    ssdready_probe::blockdev::queue_files(disk, &names)
 }
 
 /// The devices a queue lever is set on: the target's own device, and for
@@ -391,7 +354,8 @@ impl turns::Bench for Device<'_, '_> {
         self.clock.pairs()
     }
     fn untested(&self, (p, c, _): &Self::Item, reason: Reason, why: String) -> Untested {
-        untested_value(p, c, reason, &why)
+        let l = (p.lever.id.as_str(), p.lever.what.as_str());
+        Untested::of(l, &c.value, reason, why).with(p.estimate.clone())
     }
     fn try_one(&mut self, (p, c, w): &Self::Item, pairs: usize, _: &[Trial]) -> (Trial, bool) {
         let from = from_value(p, self.cx, w);
@@ -430,8 +394,14 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
         facts: j.facts.clone(),
         cause: j.figures.saturation.limit,
         queue: o.queue.clone(),
-        queue_depth: t.device.as_deref().and_then(device_depth),
-        cpu_list: cpu_list(),
+        queue_depth: t
+            .device
+            .as_deref()
+            .and_then(ssdready_probe::blockdev::driver_depth),
+        // The CPUs this process may use, as a list.
+        cpu_list: ssdready_core::units::fmt_cpu_list(
+            0..std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ),
         large_read_split: large_read_split(runs),
         may_raise_priority: o.root,
         curve: j.figures.qd_curve.iter().map(|c| (c.qd, c.iops)).collect(),
@@ -478,23 +448,6 @@ pub fn large_read_split(runs: &[RunRecord]) -> Option<f64> {
         .flat_map(|res| res.phases.iter().flat_map(|p| &p.disks))
         .filter_map(|d| d.split_per_io())
         .max_by(f64::total_cmp)
-}
-
-fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Untested {
-    Untested {
-        lever: p.lever.id.clone(),
-        what: format!("{} → {}", p.lever.what, c.value),
-        reason,
-        why: why.into(),
-        estimate: p.estimate.clone(),
-        command: None,
-    }
-}
-
-/// The CPUs this process may use, as a list.
-fn cpu_list() -> String {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    ssdready_core::units::fmt_cpu_list(0..n)
 }
 
 /// What a cgroup lever lifts: its limit alone, the others kept, as the

@@ -67,7 +67,7 @@ pub fn setting(
         queue: first
             .map(|d| crate::trials::queue_files(d))
             .unwrap_or_default(),
-        queue_depth: first.and_then(|d| crate::trials::device_depth(d)),
+        queue_depth: first.and_then(|d| ssdready_probe::blockdev::driver_depth(d)),
         limits,
         consent: Consent {
             root: ssdready_io::kdev::is_root(),
@@ -105,32 +105,11 @@ pub fn disks(sections: &[Section]) -> Vec<String> {
     let Some(on) = p.ancestors().find(|a| a.exists()) else {
         return Vec::new();
     };
-    let whole = |maj: u32, min: u32| {
-        ssdready_io::target::sysfs::DevNode::from_major_minor(maj, min).map(|d| d.disk)
-    };
-    let Some(disk) = ssdready_probe::limits_dev::device_of_path(on)
-        .ok()
-        .flatten()
-        .and_then(|(a, b)| whole(a, b))
-    else {
-        return Vec::new();
-    };
-    let mut out = vec![disk.clone()];
-    if disk.starts_with("md") || disk.starts_with("dm-") {
-        let slaves = std::fs::read_dir(format!("/sys/block/{disk}/slaves"));
-        for e in slaves.into_iter().flatten().flatten() {
-            let dev = std::fs::read_to_string(e.path().join("dev")).unwrap_or_default();
-            let Some((a, b)) = dev.trim().split_once(':') else {
-                continue;
-            };
-            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                if let Some(d) = whole(a, b).filter(|d| !out.contains(d)) {
-                    out.push(d);
-                }
-            }
-        }
+    let root = ssdready_probe::sys::Sys::new(std::path::Path::new("/"));
+    match ssdready_probe::limits_dev::device_of_path(on) {
+        Ok(Some(devno)) => ssdready_probe::limits_dev::stack_disks(root, devno),
+        _ => Vec::new(),
     }
-    out
 }
 
 /// The runs the trials of `planned` take.
@@ -210,14 +189,8 @@ impl turns::Bench for OnJob<'_, '_, '_> {
         trials::MIN_PAIRS
     }
     fn untested(&self, p: &Planned, reason: Reason, why: String) -> Untested {
-        Untested {
-            lever: p.lever.id.clone(),
-            what: format!("{} → {}", p.lever.what, p.candidate.value),
-            reason,
-            why,
-            estimate: None,
-            command: None,
-        }
+        let l = (p.lever.id.as_str(), p.lever.what.as_str());
+        Untested::of(l, &p.candidate.value, reason, why)
     }
     fn try_one(&mut self, p: &Planned, pairs: usize, done: &[Trial]) -> (Trial, bool) {
         // A hidden limit is tried behind the one in front where lifting
@@ -392,11 +365,6 @@ pub fn change_for(host: &mut Host, s: &HostSection, t: &Trial) -> Result<Box<dyn
     let mut each: Vec<&Trial> = front.into_iter().collect();
     each.push(t);
     together(host, &each)
-}
-
-/// No change of the host (a best configuration of the job's own options).
-pub fn no_change() -> Box<dyn Change> {
-    Box::new(Together::of(Vec::new()))
 }
 
 /// The host's changes that helped, as one change, in the trials' one

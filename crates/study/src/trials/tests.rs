@@ -407,33 +407,6 @@ fn an_application_levers_options_change_the_measured_workload_or_ride_along() {
 }
 
 #[test]
-fn a_devices_depth_is_the_tags_of_its_hardware_queues() {
-    // Every blk-mq disk here says its tags per hardware queue; that is
-    // what nr_requests may reach without a scheduler (NVMe's 1023 of an
-    // io_queue_depth of 1024).
-    let disks: Vec<String> = std::fs::read_dir("/sys/block")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|d| std::path::Path::new(&format!("/sys/block/{d}/mq/0/nr_tags")).exists())
-        .collect();
-    if disks.is_empty() {
-        eprintln!("skipped: no blk-mq disk with mq/0/nr_tags here");
-        return;
-    }
-    for d in disks {
-        let tags = std::fs::read_dir(format!("/sys/block/{d}/mq"))
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("nr_tags")).ok())
-            .filter_map(|t| t.trim().parse::<u64>().ok())
-            .min();
-        assert_eq!(device_depth(&d), tags, "{d}");
-    }
-}
-
-#[test]
 fn a_device_that_drifts_through_the_trial_favours_neither_side() {
     // A host change that does nothing, on a device whose rate grows 10 %
     // with every run: run baseline-first in every pair, the change would
