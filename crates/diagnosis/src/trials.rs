@@ -42,6 +42,7 @@
 pub mod combination;
 pub mod files;
 pub mod job_plan;
+pub mod on_job;
 pub mod plan;
 pub mod record;
 pub mod section;

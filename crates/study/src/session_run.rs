@@ -29,6 +29,7 @@ use crate::{app_runs as apps, kdrive, real, slo, Judgement};
 use ssdready_core::options::Section as JobSection;
 use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
+use ssdready_diagnosis::limit::job::best_set;
 use ssdready_diagnosis::limit::job::gain as job_gain;
 use ssdready_diagnosis::limit::point::held_words;
 use ssdready_diagnosis::trials::job_plan::where_named;
@@ -498,10 +499,11 @@ fn measure_job(
 }
 
 /// Every change that gained beyond the noise, together — the job's own
-/// options and the host's changes — in turns against the job as written
-/// (the order alternating pair by pair, the host's changes made before
-/// each changed run and put back after it), then by fio `beside` the
-/// study where it runs; None when none gained.
+/// options and the host's changes, and behind them the host's caps that
+/// bought nothing alone — in turns against the job as written, searched
+/// as the device study's combination is (`best_set`: a subset where the
+/// whole set buys less, else the best single change alone), then by fio
+/// `beside` the study where it runs; None when none gained.
 fn best_together(
     doc: &JobDoc,
     sections: &[JobSection],
@@ -510,6 +512,7 @@ fn best_together(
     tell: &mut dyn FnMut(String),
 ) -> Option<Best> {
     let chosen = job_best::chosen(&doc.variants);
+    let trials = doc.host.as_ref().map_or(&[][..], |h| &h.trials[..]);
     let helped: Vec<Trial> = doc
         .host
         .as_ref()
@@ -519,49 +522,81 @@ fn best_together(
         return None;
     }
     let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
-    let mut b = job_best::of(&chosen, &helped, own);
-    let changed = job_best::apply(sections, &b.options);
-    let refs: Vec<&Trial> = helped.iter().collect();
-    let mut change = match on_job::together(host, &refs) {
-        Ok(c) => c,
-        Err(e) => {
-            b.error = Some(e);
-            return Some(b);
+    let mut measured = |b: &mut Best| {
+        let changes = b.changes().join(" ");
+        tell(format!(
+            "the job with {changes} together, in turns against it as written"
+        ));
+        match made(b, (sections, trials), host) {
+            Ok((changed, mut change)) => {
+                let both = (sections, changed.as_slice());
+                let pairs = job_best::PAIRS;
+                (b.turns, b.error) = on_job::in_turns(both, change.as_mut(), (run, stop), pairs);
+                job_best::judge(b);
+            }
+            Err(e) => b.error = Some(e),
         }
     };
-    let pairs = job_best::PAIRS;
-    tell(format!(
-        "the job with {} together, in {pairs} turns against it as written",
-        b.changes().join(" "),
-    ));
-    let both = (sections, changed.as_slice());
-    (b.turns, b.error) = on_job::in_turns(both, change.as_mut(), (run, stop), pairs);
-    job_best::judge(&mut b);
-    // Less than the best change of the host alone: that change is the
-    // configuration, fio's turns of it made as its trial made it.
-    let (changed, mut change) = match job_best::keep_best_single(&mut b, &helped) {
-        Some(t) => match on_job::together(host, &[t]) {
-            Ok(c) => (sections.to_vec(), c),
-            Err(e) => {
-                b.error = Some(e);
-                return Some(b);
-            }
-        },
-        None => (changed, change),
+    let found = (chosen.as_slice(), trials, helped.as_slice());
+    let more = || !stop.load(Relaxed);
+    let b = match best_set::search(found, own, &mut measured, &more) {
+        Some(b) => b,
+        None => {
+            let mut b = job_best::of(&chosen, &helped, own);
+            measured(&mut b);
+            b
+        }
     };
-    if b.beyond_noise && !stop.load(Relaxed) {
-        tell(format!(
-            "fio: the job with {} together, in turns",
-            b.changes().join(" ")
-        ));
-        beside.best(
-            &mut b,
-            (sections, changed.as_slice()),
-            change.as_mut(),
-            stop,
-        );
+    Some(fio_best(b, (sections, trials), (host, beside), stop, tell))
+}
+
+/// The job with `b`'s options, and the host's changes of `b` as one
+/// change (the trials of `trials` they come from).
+fn made(
+    b: &Best,
+    (sections, trials): (&[JobSection], &[Trial]),
+    host: &mut Host,
+) -> Result<(Vec<JobSection>, Box<dyn crate::trials::Change>), String> {
+    let of_b: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| b.host.contains(&t.change()))
+        .collect();
+    Ok((
+        job_best::apply(sections, &b.options),
+        on_job::together(host, &of_b)?,
+    ))
+}
+
+/// The configuration kept, by fio in turns beside the study where it
+/// gained beyond the noise.
+fn fio_best(
+    mut b: Best,
+    (sections, trials): (&[JobSection], &[Trial]),
+    (host, beside): (&mut Host, &mut Beside),
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> Best {
+    if !b.beyond_noise || stop.load(Relaxed) {
+        return b;
     }
-    Some(b)
+    let (changed, mut change) = match made(&b, (sections, trials), host) {
+        Ok(m) => m,
+        Err(e) => {
+            b.error.get_or_insert(e);
+            return b;
+        }
+    };
+    tell(format!(
+        "fio: the job with {} together, in turns",
+        b.changes().join(" ")
+    ));
+    beside.best(
+        &mut b,
+        (sections, changed.as_slice()),
+        change.as_mut(),
+        stop,
+    );
+    b
 }
 
 /// The runs a rate-limited job's capacity search takes (none for another

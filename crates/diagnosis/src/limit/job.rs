@@ -9,6 +9,7 @@
 //! ([`super::point`]).
 
 pub mod best;
+pub mod best_set;
 pub mod fio;
 pub mod gain;
 

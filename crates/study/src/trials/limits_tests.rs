@@ -268,3 +268,15 @@ fn two_limits_at_once_are_each_lifted_alone_and_each_cost_is_its_own() {
     let h = *now.borrow();
     assert!(h.throttle && h.quota);
 }
+
+#[test]
+fn the_cpus_a_lever_pins_threads_to_are_those_this_process_may_use() {
+    let mut inv = ssdready_measured::group_limits::fixtures::v1_cpuset();
+    inv.cpus.set = vec![2, 3];
+    assert_eq!(super::cpu_list(Some(&inv)), "2-3");
+    inv.cpus.set.clear();
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let all = ssdready_core::units::fmt_cpu_list(0..n);
+    assert_eq!(super::cpu_list(Some(&inv)), all);
+    assert_eq!(super::cpu_list(None), all);
+}

@@ -398,10 +398,7 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .device
             .as_deref()
             .and_then(ssdready_probe::blockdev::driver_depth),
-        // The CPUs this process may use, as a list.
-        cpu_list: ssdready_core::units::fmt_cpu_list(
-            0..std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ),
+        cpu_list: cpu_list(o.limits.as_ref()),
         large_read_split: large_read_split(runs),
         may_raise_priority: o.root,
         curve: j.figures.qd_curve.iter().map(|c| (c.qd, c.iops)).collect(),
@@ -425,6 +422,15 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .map(|e| (e.engine.clone(), e.qd, e.iops))
             .collect(),
     }
+}
+
+/// The CPUs this process may use: the inventory's set (online ∩ cpuset
+/// ∩ affinity), else 0 up to as many as it may use.
+fn cpu_list(inv: Option<&ssdready_measured::limits::Inventory>) -> String {
+    let set = inv.map(|i| i.cpus.set.clone()).filter(|s| !s.is_empty());
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let set = set.unwrap_or_else(|| (0..n).collect());
+    ssdready_core::units::fmt_cpu_list(set.into_iter().map(|c| c as usize))
 }
 
 /// The device's own limit for 4 KiB random reads where something

@@ -10,16 +10,15 @@
 //! back). Each trial is judged as the device study judges its own
 //! ([`trials::judge_trial`]). A change that could not be put back stops
 //! the trials. The changes that helped are made together for the job's
-//! best configuration ([`together`]).
+//! best configuration ([`together`]). What was tried, what helped and the
+//! section's words are the diagnosis's ([`ssdready_diagnosis::trials::on_job`]).
 
 use crate::job::request;
 use crate::job::RunFigures;
 use crate::trials::{turns, Change, Hands, Together};
-use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
 use ssdready_diagnosis::levers;
 use ssdready_diagnosis::levers::Consent;
-use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
 use ssdready_measured::limits::Inventory;
 use ssdready_run::RunFn;
@@ -27,21 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 pub use ssdready_diagnosis::trials::job_plan::{plan, point, Planned, Setting};
-
-/// The host's changes on the job: what was tried and what was not.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct HostSection {
-    /// `--try-changes` was given.
-    pub asked: bool,
-    /// The job as written as the trials' point, in words.
-    pub at: String,
-    /// Each change tried, best first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trials: Vec<Trial>,
-    /// Each change not tried, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub untested: Vec<Untested>,
-}
+pub use ssdready_diagnosis::trials::on_job::{for_fio, helped, on_host, words, HostSection};
 
 /// What the host's trials run with: the setting they were planned on and
 /// the hands that make each change.
@@ -294,11 +279,9 @@ impl crate::trials::Sides for JobSides<'_, '_> {
     }
 }
 
-/// `pairs` turns of the job as written (`jobs.0`) and the changed job
-/// (`jobs.1`, the host's change made before its run, put back after
-/// it), alternating which runs first: the device study's
-/// [`crate::trials::in_turns`] on the job's sides. The turns, and an
-/// error that ended them.
+/// `pairs` turns of the job as written (`jobs.0`) against the changed
+/// job (`jobs.1`, `change` made around its run) by the trials' one
+/// [`crate::trials::in_turns`]: the turns, and an error that ended them.
 pub fn in_turns(
     jobs: (&[Section], &[Section]),
     change: &mut dyn Change,
@@ -308,51 +291,6 @@ pub fn in_turns(
     let mut sides = JobSides { jobs, run, stop };
     let done = crate::trials::in_turns(&mut sides, change, pairs);
     (done.turns, done.error)
-}
-
-/// The changes that helped beyond the noise, one per lever, best first;
-/// with a limit that helped behind another, that other's change too (the
-/// pair is what was measured).
-pub fn helped(s: &HostSection) -> Vec<&Trial> {
-    let mut out = ssdready_diagnosis::trials::combination::helped(&s.trials);
-    out.retain(|t| on_host(t));
-    let fronts: Vec<&Trial> = out
-        .iter()
-        .filter_map(|t| t.behind.as_ref())
-        .filter_map(|f| s.trials.iter().find(|t| &t.lever == f))
-        .collect();
-    for f in fronts {
-        if !out.iter().any(|t| t.lever == f.lever) {
-            out.push(f);
-        }
-    }
-    out
-}
-
-/// The host's change that fio's A/B turns check: the one that gained
-/// most (`s` ranked best first); where none gained beyond the noise, the
-/// lift of the limit named as what holds the job (`named`), so that fio
-/// says what the named limit costs fio. Never a change that moved another
-/// setting, nor one with no turn measured.
-pub fn for_fio(s: &HostSection, named: Option<Cause>) -> Option<&Trial> {
-    let table = levers::shipped();
-    let of_named = |t: &&Trial| {
-        let lever = table.iter().find(|l| l.id == t.lever);
-        named.is_some_and(|n| lever.is_some_and(|l| l.causes.contains(&n)))
-    };
-    let host = || {
-        s.trials
-            .iter()
-            .filter(|t| on_host(t) && t.moved.is_none() && !t.turns.is_empty())
-    };
-    host()
-        .find(|t| t.outcome == Outcome::Better)
-        .or_else(|| host().find(of_named))
-}
-
-/// Whether trial `t` changed the host (not the job's own options).
-pub fn on_host(t: &Trial) -> bool {
-    levers::of_kind(t.kind).1.of_host()
 }
 
 /// The change trial `t` made: its lever's, with the change of the trial
@@ -397,61 +335,6 @@ fn together_of(host: &mut Host, each: &[(String, String)]) -> Result<Box<dyn Cha
         .collect();
     let set = Together::made(host.hands, &host.setting.disks, changes)?;
     Ok(Box::new(set))
-}
-
-/// The host's changes in words: each tried, its result and how it was put
-/// back; each not tried with why, and how to ask where a command would.
-pub fn words(s: &HostSection) -> String {
-    let mut out = String::new();
-    if !s.trials.is_empty() {
-        let own = match s.trials.iter().any(|t| !on_host(t)) {
-            true => ", and of the job's own threads' priority",
-            false => "",
-        };
-        out.push_str(&format!(
-            "changes of the host{own}, each in turns against the job as written and put back after each run:\n"
-        ));
-    }
-    for t in &s.trials {
-        let result = match (&t.error, t.turns.is_empty()) {
-            (Some(e), true) => format!("not measured: {e}"),
-            _ => format!(
-                "{}, {}",
-                trials::result_words(t),
-                ssdready_diagnosis::trials::noise_words(t)
-            ),
-        };
-        out.push_str(&format!("  {}: {result}\n", t.change()));
-        if let Some(m) = &t.moved {
-            out.push_str(&format!(
-                "    it also moved {m}: the gain is not the change's alone\n"
-            ));
-        }
-        if let Some(u) = &t.unbound {
-            out.push_str(&format!("    its limit did not bind: {u}\n"));
-        }
-        if t.outcome == Outcome::Better && !t.permanent.is_empty() {
-            out.push_str(&format!(
-                "    to keep it: {}\n",
-                t.permanent.replace('\n', "\n      ")
-            ));
-        }
-    }
-    if !s.untested.is_empty() {
-        out.push_str("changes of the host not tried on the job:\n");
-    }
-    for u in &s.untested {
-        out.push_str(&format!("  {}: {}\n", u.what, u.why));
-    }
-    let commands: Vec<&String> = s
-        .untested
-        .iter()
-        .filter_map(|u| u.command.as_ref())
-        .collect();
-    if let Some(c) = commands.first() {
-        out.push_str(&format!("  to try them: {c}\n"));
-    }
-    out
 }
 
 #[cfg(test)]

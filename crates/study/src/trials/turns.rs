@@ -8,10 +8,8 @@
 //! - [`in_turns`]: `pairs` turns of a change against its baseline, the
 //!   order alternating pair by pair (a drift favours neither side).
 //! - [`turn`]: one baseline run and one changed run, the change made just
-//!   before its run and put back just after it
-//!   ([`crate::invariants::changed_run`]).
-//! - [`measure_trial`]: the turns measured into a trial, with what else
-//!   the change moved.
+//!   before its run, put back after it ([`crate::invariants::changed_run`]).
+//! - [`measure_trial`]: the turns into a trial, with what else it moved.
 
 use crate::trials::Change;
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};

@@ -84,9 +84,10 @@ pub struct Best {
     /// The gains on each metric, with the intervals they rest on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gains: Vec<Gain>,
-    /// Where the whole set bought less than the best change of the host
-    /// alone, that change is the configuration ([`keep_best_single`]):
-    /// what the set bought, in words.
+    /// Where the search kept other than the whole set as measured (a
+    /// subset, or the best change of the host alone), or a cap that
+    /// bought nothing alone behind the change in front of it: the choice
+    /// in words ([`super::best_set::kept`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instead_of: Option<String>,
     /// The best single change's gain, for the comparison.
@@ -237,57 +238,6 @@ pub fn judge(best: &mut Best) {
     best.gains = set.gains;
 }
 
-/// Where the whole set `b` bought less than the best change of the host
-/// that helped alone (beyond the noise floor of [`job::GAIN_PCT`], or not
-/// beyond the noise at all), the configuration is that change alone, as
-/// its own trial measured it in turns against the job as written — the
-/// device study's combination keeps its best single change the same way
-/// — the set's result said instead. None where the set stands, or the
-/// best single change is one of the job's options (measured once, not in
-/// turns). The change kept, where one is.
-pub fn keep_best_single<'a>(b: &mut Best, helped: &'a [Trial]) -> Option<&'a Trial> {
-    let own = metric(b.by_bandwidth);
-    let gain = |t: &Trial| {
-        t.main_gain()
-            .filter(|g| g.metric == own)
-            .map(|g| g.change_pct)
-    };
-    let single = helped
-        .iter()
-        .filter(|t| t.outcome == Outcome::Better && t.behind.is_none())
-        .max_by(|x, y| {
-            gain(x)
-                .unwrap_or(f64::MIN)
-                .total_cmp(&gain(y).unwrap_or(f64::MIN))
-        })?;
-    let alone = gain(single)?;
-    let set = b.gain_pct?;
-    let less = b.outcome != Outcome::Better || set < alone - job::GAIN_PCT;
-    if !less || b.changes().len() < 2 || alone < b.best_single_pct - job::GAIN_PCT {
-        return None;
-    }
-    let said = format!(
-        "the set ({}) bought {} {set:+.1} % in turns, {}, less than {} alone ({alone:+.1} %): the configuration is that change alone, as its own trial measured it",
-        b.changes().join(", "),
-        own.label(),
-        match b.outcome {
-            Outcome::Better => "beyond the noise",
-            _ => "not beyond the noise",
-        },
-        single.change()
-    );
-    *b = Best {
-        host: vec![single.change()],
-        by_bandwidth: b.by_bandwidth,
-        turns: single.turns.clone(),
-        best_single_pct: alone,
-        instead_of: Some(said),
-        ..Default::default()
-    };
-    judge(b);
-    Some(single)
-}
-
 /// The metric a job is judged on: bandwidth where every direction
 /// streams, else IOPS.
 fn metric(by_bandwidth: bool) -> Metric {
@@ -371,26 +321,10 @@ pub fn host_files(
     if b.host.is_empty() || !b.beyond_noise {
         return Vec::new();
     }
-    let table = crate::levers::shipped();
     let changes: Vec<Member> = trials
         .iter()
         .filter(|t| b.host.contains(&t.change()))
-        .map(|t| Member {
-            lever: t.lever.clone(),
-            kind: t.kind,
-            change: t.change(),
-            attr: table
-                .iter()
-                .find(|l| l.id == t.lever)
-                .and_then(|l| l.attr.clone()),
-            devices: t.devices.clone(),
-            value: t.to.clone(),
-            options: Vec::new(),
-            permanent: t.permanent.clone(),
-            alone: t.main_gain().cloned(),
-            alone_at: t.at.clone(),
-            behind: false,
-        })
+        .map(super::best_set::member_of)
         .collect();
     let measure = metric(b.by_bandwidth);
     let kept = Set {
@@ -512,59 +446,6 @@ mod tests {
                 change: m(b),
             })
             .collect()
-    }
-
-    /// A change of the host tried on the job in turns.
-    fn host_trial(pairs: &[(f64, f64)]) -> Trial {
-        let mut t = Trial {
-            lever: "nr-requests".into(),
-            from: "4".into(),
-            to: "128".into(),
-            measure: Metric::Iops,
-            turns: turns(pairs),
-            ..Default::default()
-        };
-        crate::trials::judge_trial(&mut t);
-        t
-    }
-
-    #[test]
-    fn a_set_that_buys_less_than_the_best_host_change_alone_gives_way_to_it() {
-        // A 4-request queue: lifting it alone +468 %; with a deeper queue,
-        // io_uring and the idle states, the set bought +320 %.
-        let helped = vec![host_trial(&[(80.0, 406.0), (65.0, 429.0), (75.0, 402.0)])];
-        let whole = |pairs: &[(f64, f64)]| Best {
-            options: vec!["iodepth=256".into(), "ioengine=io_uring".into()],
-            host: vec!["nr-requests 4 → 128".into()],
-            best_single_pct: 467.0,
-            turns: turns(pairs),
-            ..Default::default()
-        };
-        let mut b = whole(&[(80.0, 249.0), (70.0, 477.0), (90.0, 240.0)]);
-        judge(&mut b);
-        let kept = keep_best_single(&mut b, &helped).expect("the single change kept");
-        assert_eq!(kept.change(), "nr-requests 4 → 128");
-        assert!(b.options.is_empty(), "{b:?}");
-        assert_eq!(b.host, ["nr-requests 4 → 128"]);
-        assert_eq!(b.turns.len(), 3);
-        assert!(
-            b.beyond_noise && b.gain_pct.is_some_and(|g| g > 400.0),
-            "{b:?}"
-        );
-        let w = words(&b);
-        assert!(w.contains("less than nr-requests 4 → 128 alone"), "{w}");
-        assert!(w.contains("iodepth=256, ioengine=io_uring"), "{w}");
-        // A set that bought as much stands.
-        let mut b = whole(&[(80.0, 480.0), (70.0, 430.0), (90.0, 540.0)]);
-        judge(&mut b);
-        assert!(keep_best_single(&mut b, &helped).is_none());
-        assert_eq!(b.options.len(), 2);
-        // Where one of the job's options gained most alone (measured once,
-        // not in turns), nothing is kept in its place.
-        let mut b = whole(&[(80.0, 249.0), (70.0, 477.0), (90.0, 240.0)]);
-        b.best_single_pct = 600.0;
-        judge(&mut b);
-        assert!(keep_best_single(&mut b, &helped).is_none());
     }
 
     #[test]
