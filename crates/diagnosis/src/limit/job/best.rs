@@ -284,8 +284,12 @@ pub fn words(b: &Best) -> String {
         .instead_of
         .as_ref()
         .map_or(String::new(), |w| format!("; {w}"));
+    let how = match b.changes().len() {
+        1 => "alone",
+        _ => "together",
+    };
     format!(
-        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
+        "the best configuration: {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
         b.changes().join(", "),
         b.pairs_pct.len()
     )
