@@ -131,6 +131,12 @@ pub struct RunFigures {
     /// its CPU per I/O.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_layers: Vec<Part>,
+    /// The CPU the run's own threads spent per I/O (user and system, the
+    /// system calls' submission and completion included), ns: the study's
+    /// from its process's counters over the measured window, fio's from
+    /// its jobs' `usr_cpu` and `sys_cpu` over their runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_io_ns: Option<f64>,
 }
 
 /// Each phase's label for its parts: none for a run of one phase, else its
@@ -227,9 +233,16 @@ impl RunFigures {
                 share_pct: x.share_of_busy_pct,
             })
             .collect();
+        let (cpu_ns, ios) = r
+            .phases
+            .iter()
+            .filter_map(|p| p.cpu.as_ref())
+            .map(|c| (c.process.user_ns + c.process.sys_ns, c.ios))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
         RunFigures {
             split,
             cpu_layers,
+            cpu_per_io_ns: (ios > 0 && cpu_ns > 0).then(|| cpu_ns as f64 / ios as f64),
             ..RunFigures::of_jobs(jobs)
         }
     }

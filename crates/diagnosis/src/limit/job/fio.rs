@@ -83,7 +83,12 @@ pub fn figures(out: &str) -> Result<RunFigures, FioJsonError> {
         return Err(FioJsonError::NoJobs);
     }
     let mut figs = Vec::new();
+    let (mut cpu_ns, mut ios) = (0.0, 0.0);
     for j in jobs {
+        let f = |k: &str| j[k].as_f64().unwrap_or(0.0);
+        cpu_ns += (f("usr_cpu") + f("sys_cpu")) / 100.0 * f("job_runtime") * 1e6;
+        ios += j["read"]["total_ios"].as_f64().unwrap_or(0.0)
+            + j["write"]["total_ios"].as_f64().unwrap_or(0.0);
         let name = j["jobname"].as_str().unwrap_or_default().to_string();
         let code = j["error"].as_i64().unwrap_or(0);
         if code != 0 {
@@ -95,7 +100,10 @@ pub fn figures(out: &str) -> Result<RunFigures, FioJsonError> {
             write: dir(&j["write"]),
         });
     }
-    Ok(RunFigures::of_jobs(figs))
+    Ok(RunFigures {
+        cpu_per_io_ns: (ios > 0.0 && cpu_ns > 0.0).then(|| cpu_ns / ios),
+        ..RunFigures::of_jobs(figs)
+    })
 }
 
 /// One direction of a fio job, where it moved any bytes.
@@ -152,7 +160,7 @@ pub fn confirms(fio_gain_pct: f64) -> bool {
 /// as the condition it is, not as a finding.
 pub fn as_written_line(
     (median, spread_pct): (f64, f64),
-    fio: &RunFigures,
+    (fio, study_cpu_ns): (&RunFigures, Option<f64>),
     version: &str,
     quota: Option<&str>,
 ) -> (String, bool) {
@@ -168,15 +176,30 @@ pub fn as_written_line(
         return (format!("{head}, within the noise ({noise:.0} %)"), true);
     }
     let why = match quota {
-        Some(q) => {
-            format!(": the job runs under {q}, where the rate follows each engine's CPU per I/O")
-        }
+        Some(q) => format!(
+            ": the job runs under {q}, where the rate follows each engine's CPU per I/O{}",
+            cpu_words(fio.cpu_per_io_ns, study_cpu_ns)
+        ),
         None => ": ssdready's engine and fio's differ on this job (cause not identified)".into(),
     };
     (
         format!("{head}, beyond the noise ({noise:.0} %){why}; fio's figure is the one to expect from fio"),
         false,
     )
+}
+
+/// Each engine's CPU per I/O where both are known, in words: the
+/// evidence that under a CPU quota the engines part (`; fio's threads
+/// spent 4.80 µs of CPU per I/O, the study's 3.21 µs`).
+fn cpu_words(fio_ns: Option<f64>, study_ns: Option<f64>) -> String {
+    match (fio_ns, study_ns) {
+        (Some(f), Some(s)) => format!(
+            "; fio's threads spent {:.2} µs of CPU per I/O, the study's {:.2} µs",
+            f / 1e3,
+            s / 1e3
+        ),
+        _ => String::new(),
+    }
 }
 
 /// A mechanic's gain by the study against fio's A/B of it: the line.

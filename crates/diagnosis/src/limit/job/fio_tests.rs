@@ -31,6 +31,11 @@ fn fio_json_of_two_jobs_reads_each_job_in_its_own_direction_and_sums_them() {
     assert_eq!(rd.lat_p99_ns, Some(1048));
     let wr = w.write.as_ref().unwrap();
     assert!((f.iops() - rd.iops - wr.iops).abs() < 1e-6);
+    // fio's threads' CPU: (33.2 + 46.0) % and (19.5 + 30.9) % of 1000 ms
+    // over 1,159,484 and 613,973 I/Os.
+    let want = (792.0 + 504.0) * 1e6 / (1_159_484.0 + 613_973.0);
+    let got = f.cpu_per_io_ns.unwrap();
+    assert!((got - want).abs() < 1e-6, "{got} against {want}");
 }
 
 #[test]
@@ -68,16 +73,27 @@ fn a_change_gains_by_its_least_direction_on_the_jobs_metric() {
 #[test]
 fn the_job_as_written_agrees_with_fio_within_the_noise_and_says_so_beyond_it() {
     let fio = figs(Some(70_000.0), None);
-    let (line, agree) = as_written_line((74_000.0, 3.0), &fio, "fio-3.33", None);
+    let (line, agree) = as_written_line((74_000.0, 3.0), (&fio, None), "fio-3.33", None);
     assert!(agree && line.contains("within the noise"), "{line}");
-    let (line, agree) = as_written_line((93_600.0, 3.0), &fio, "fio-3.33", None);
+    let (line, agree) = as_written_line((93_600.0, 3.0), (&fio, None), "fio-3.33", None);
     assert!(!agree && line.contains("+33.7 %"), "{line}");
     assert!(line.contains("cause not identified"), "{line}");
     let q = "a CPU quota of 0.20 CPUs: cpu.cfs_quota_us";
-    let (line, _) = as_written_line((93_600.0, 3.0), &fio, "fio-3.33", Some(q));
+    let (line, _) = as_written_line((93_600.0, 3.0), (&fio, None), "fio-3.33", Some(q));
     assert!(line.contains("under a CPU quota of 0.20 CPUs"), "{line}");
+    assert!(!line.contains("µs of CPU per I/O"), "{line}");
+    // Each engine's CPU per I/O, where both are known, is the evidence.
+    let fio = RunFigures {
+        cpu_per_io_ns: Some(4_800.0),
+        ..fio
+    };
+    let (line, _) = as_written_line((93_600.0, 3.0), (&fio, Some(3_210.0)), "fio-3.33", Some(q));
+    assert!(
+        line.contains("fio's threads spent 4.80 µs of CPU per I/O, the study's 3.21 µs"),
+        "{line}"
+    );
     // A wide spread of the study's own repeats is noise too.
-    let (_, agree) = as_written_line((93_600.0, 40.0), &fio, "fio-3.33", None);
+    let (_, agree) = as_written_line((93_600.0, 40.0), (&fio, None), "fio-3.33", None);
     assert!(agree);
 }
 
