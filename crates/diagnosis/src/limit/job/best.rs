@@ -11,6 +11,7 @@
 
 use super::{self as job, VariantResult};
 use crate::levers::Metric;
+use crate::trials::combination::Member;
 use crate::trials::{Gain, Outcome, Trial, Turn};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
@@ -320,7 +321,7 @@ pub fn host_files(
     date: &str,
     limits: Option<&ssdready_measured::limits::Inventory>,
 ) -> Vec<crate::trials::files::File> {
-    use crate::trials::combination::{Combination, Member, Set};
+    use crate::trials::combination::{Combination, Set};
     use crate::trials::files::{self as files, FIO};
     if b.host.is_empty() || !b.beyond_noise {
         return Vec::new();
@@ -328,7 +329,7 @@ pub fn host_files(
     let changes: Vec<Member> = trials
         .iter()
         .filter(|t| b.host.contains(&t.change()))
-        .map(super::best_set::member_of)
+        .map(member_of)
         .collect();
     let measure = metric(b.by_bandwidth);
     let kept = Set {
@@ -353,6 +354,27 @@ pub fn host_files(
         .into_iter()
         .filter(|f| f.name != FIO)
         .collect()
+}
+
+/// The member of a trial `t` of the host's changes.
+pub fn member_of(t: &Trial) -> Member {
+    let table = crate::levers::shipped();
+    Member {
+        lever: t.lever.clone(),
+        kind: t.kind,
+        change: t.change(),
+        attr: table
+            .iter()
+            .find(|l| l.id == t.lever)
+            .and_then(|l| l.attr.clone()),
+        devices: t.devices.clone(),
+        value: t.to.clone(),
+        options: Vec::new(),
+        permanent: t.permanent.clone(),
+        alone: t.main_gain().cloned(),
+        alone_at: t.at.clone(),
+        behind: false,
+    }
 }
 
 #[cfg(test)]

@@ -20,32 +20,11 @@
 //! [`super::GAIN_PCT`], there is nothing to search: the set is measured
 //! once and stands (an option is measured once, not in turns).
 
-use super::best::{self as job_best, Best};
+use super::best::{self as job_best, member_of, Best};
 use super::VariantResult;
 use crate::levers::{self, Kind, Metric};
 use crate::trials::combination::{self as model, Combination, Member, Set};
 use crate::trials::Trial;
-
-/// The member of a trial `t` of the host's changes.
-pub fn member_of(t: &Trial) -> Member {
-    let table = levers::shipped();
-    Member {
-        lever: t.lever.clone(),
-        kind: t.kind,
-        change: t.change(),
-        attr: table
-            .iter()
-            .find(|l| l.id == t.lever)
-            .and_then(|l| l.attr.clone()),
-        devices: t.devices.clone(),
-        value: t.to.clone(),
-        options: Vec::new(),
-        permanent: t.permanent.clone(),
-        alone: t.main_gain().cloned(),
-        alone_at: t.at.clone(),
-        behind: false,
-    }
-}
 
 /// The member of one of the job's options chosen (`iodepth=128`),
 /// measured once as the job's variant.
