@@ -290,7 +290,8 @@ impl Beside {
             .cloned();
         let spread = (doc.median_iops, doc.spread_pct);
         let quota = self.quota.as_deref();
-        let own = median_cpu(&doc.repeats);
+        let cpu: Vec<f64> = doc.repeats.iter().filter_map(|r| r.cpu_per_io_ns).collect();
+        let own = ssdready_measured::curve::median(&cpu);
         let (line, agrees) = judge::as_written_line(spread, (&f, own), &self.doc.version, quota);
         self.doc.lines.push(line);
         self.doc.as_written_agrees = Some(agrees);
@@ -424,13 +425,6 @@ impl Beside {
         self.doc.lines.push(line);
         self.doc.best_agrees = Some(agrees);
     }
-}
-
-/// The study's CPU per I/O over the job's repeats: their median.
-fn median_cpu(repeats: &[RunFigures]) -> Option<f64> {
-    let mut v: Vec<f64> = repeats.iter().filter_map(|r| r.cpu_per_io_ns).collect();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
 }
 
 /// Each turn's gain of the changed run over the baseline, percent, on
