@@ -41,7 +41,6 @@
 
 pub mod combination;
 pub mod files;
-pub mod job_plan;
 pub mod on_job;
 pub mod plan;
 pub mod record;

@@ -342,13 +342,13 @@ fn kubestr_s_default_job_is_read_as_fio_runs_it_random_reads_then_random_writes(
     // `--section job1`: the study's point is 4 KiB random reads at QD 64,
     // so read-ahead and writeback throttling are judged for what it runs.
     let job1: Vec<Section> = s[..=one].to_vec();
-    let p = crate::trials::on_job::point(&job1);
+    let p = crate::trials::on_job::job_point(&job1);
     assert_eq!(
         (p.rw.as_str(), p.bs, p.qd, p.threads),
         ("randread", 4096, 64, 1)
     );
     assert!(p.direct && p.describe().starts_with("4 KiB random reads at QD 64"));
-    let written = crate::trials::on_job::point(&[s[0].clone(), s[two].clone()]);
+    let written = crate::trials::on_job::job_point(&[s[0].clone(), s[two].clone()]);
     assert_eq!(written.rw, "randwrite");
     // Its length as written (ramp 2 s, 15 s) is cut to the study's share.
     let (cut, note) = prepared(&job1, None, 10.0);
@@ -366,7 +366,7 @@ fn a_kbench_style_job_with_blocksize_in_an_included_file_is_varied_from_its_own_
         described(&s, j),
         "[rand-write-iops] random writes, 8k blocks, libaio, QD 128 × 2 jobs, direct"
     );
-    let p = crate::trials::on_job::point(&s);
+    let p = crate::trials::on_job::job_point(&s);
     assert_eq!(
         (p.rw.as_str(), p.bs, p.qd, p.threads),
         ("randwrite", 8192, 128, 2)
@@ -424,7 +424,7 @@ fn a_random_mix_with_a_block_per_direction_is_read_per_direction() {
     );
     // The point's block is the largest the job issues: what a request
     // size must hold unsplit.
-    let p = crate::trials::on_job::point(&s);
+    let p = crate::trials::on_job::job_point(&s);
     assert_eq!((p.rw.as_str(), p.bs), ("randrw", 65536));
     // Two sizes are no one size to double.
     assert!(variants(&s).iter().all(|v| !v.what.starts_with("bs")));

@@ -321,7 +321,7 @@ impl Judge {
             target: self.target.clone(),
             machine: self.machine.clone(),
             context: self.context.clone(),
-            point: crate::trials::on_job::point(sections),
+            point: crate::trials::on_job::job_point(sections),
             jobs,
         }
     }
@@ -339,7 +339,7 @@ pub enum Kind {
 
 /// The job's point: its workload as the device study names one.
 fn workload(sections: &[Section], target: Option<&TargetProfile>) -> Workload {
-    let p = crate::trials::on_job::point(sections);
+    let p = crate::trials::on_job::job_point(sections);
     Workload {
         rw: p.rw,
         bs: p.bs,

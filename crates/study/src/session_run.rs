@@ -32,7 +32,7 @@ use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
 use ssdready_diagnosis::limit::job::best_set;
 use ssdready_diagnosis::limit::job::gain as job_gain;
 use ssdready_diagnosis::limit::point::held_words;
-use ssdready_diagnosis::trials::job_plan::where_named;
+use ssdready_diagnosis::trials::plan::where_named;
 use ssdready_diagnosis::trials::section::Section;
 use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_measured::limits::Inventory;
@@ -318,7 +318,7 @@ fn trials(
 }
 
 /// The host's levers of the job: the hands and setting, the levers
-/// planned and those not tried ([`crate::trials::on_job::plan`]).
+/// planned and those not tried ([`crate::trials::on_job::for_job`]).
 pub struct HostPlan<'a> {
     pub host: Host<'a>,
     pub planned: Vec<Planned>,
@@ -338,7 +338,7 @@ impl<'a> HostPlan<'a> {
     ) -> HostPlan<'a> {
         let setting = crate::trials::on_job::setting(sections, limits, asked, hands, command);
         let table = ssdready_diagnosis::levers::shipped();
-        let (planned, untested) = crate::trials::on_job::plan(&table, sections, &setting);
+        let (planned, untested) = crate::trials::on_job::for_job(&table, sections, &setting);
         HostPlan {
             host: Host { setting, hands },
             planned,

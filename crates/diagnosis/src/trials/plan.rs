@@ -1,16 +1,39 @@
-//! Which levers a study tries, purely: those that apply here ([`crate::levers`]'s
-//! conditions on the facts), ranked by what each can buy
-//! (`estimate`) and by the findings that point at them, in a
-//! quick study every large estimate, every limit of the study's own groups
-//! that holds (each lifted on its own) and one or two more, each allowed by
-//! what the user asked and what this machine can do ([`Consent`]), each at
-//! a point where its limit can bind ([`crate::levers::binding`]); every lever that
-//! applies but is not tried is listed with its reason.
+//! Which levers a study tries, purely, at either kind of point: the
+//! device study's own ([`plan`]) or a job file as written
+//! (`study --job FILE --try-changes`: [`for_job`], [`where_named`]). One
+//! planner: each lever is offered by its kind ([`crate::levers::LeverKind`]),
+//! gated by what the user asked and what this machine can do ([`Consent`]),
+//! assessed at its point (its candidates, whether its limit can bind there
+//! ([`crate::levers::binding`]), what it may buy: `estimate`) and, where a
+//! limit of the study's groups binds only once another is lifted, planned
+//! behind that one. Every lever that applies but is not tried is listed
+//! with its reason.
+//!
+//! The device study tries the levers that apply here ([`crate::levers`]'s
+//! conditions on the facts), ranked by what each can buy and by the
+//! findings that point at them; a quick study tries every large estimate,
+//! every limit of the study's own groups that holds (each lifted on its
+//! own) and one or two more, each at a point where its limit can bind.
+//!
+//! A job's point is the job as written ([`job_point`]); its levers are the
+//! host's (the queue settings of its target device and each limit of the
+//! study's own groups the inventory shows set, lifted alone), the first
+//! candidate of each (the job's runs are long). The job's own options are
+//! its variants (the study's `job` module), not levers here, but for the
+//! levers of its options that are no workload (its threads' priority),
+//! tried where the job's judgement names their cause ([`where_named`]).
+//! What is not tried is listed with why, and, where a command lifts the
+//! reason, the command that would try it.
 
 use crate::levers::estimate::Estimate;
 use crate::levers::{self, Candidate, Context, Lever, Point};
+use crate::limit::job;
 use crate::limit::Cause;
 use crate::trials::{Reason, Untested};
+use ssdready_core::options::Section;
+use ssdready_measured::group_limits;
+use ssdready_measured::limits::Inventory;
+use std::collections::BTreeMap;
 
 pub use crate::levers::Consent;
 
@@ -34,6 +57,24 @@ pub struct Planned {
     pub behind: Option<(String, String)>,
 }
 
+impl Planned {
+    /// The value tried first (a job tries only this one).
+    pub fn candidate(&self) -> &Candidate {
+        // A lever is planned only with a candidate ([`assess`]).
+        assert!(
+            !self.candidates.is_empty(),
+            "{} planned with no candidate",
+            self.lever.id
+        );
+        &self.candidates[0]
+    }
+
+    /// The lever and the value tried, in words.
+    pub fn what(&self) -> String {
+        format!("{} → {}", self.lever.what, self.candidate().value)
+    }
+}
+
 /// Levers the findings point at that a quick study tries.
 pub const QUICK_LEVERS: usize = 2;
 
@@ -51,6 +92,30 @@ fn untested(l: &Lever, reason: Reason, why: String) -> Untested {
         why,
         estimate: None,
         command: None,
+    }
+}
+
+/// Where a lever is assessed: the device study's points, or a job as
+/// written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum On {
+    Device,
+    Job,
+}
+
+impl On {
+    fn place(self) -> &'static str {
+        match self {
+            On::Device => "on this device",
+            On::Job => "on the job's device",
+        }
+    }
+
+    fn where_bound(self) -> &'static str {
+        match self {
+            On::Device => "at any point this study runs",
+            On::Job => "for this job",
+        }
     }
 }
 
@@ -75,7 +140,13 @@ pub fn plan(
         let pointed = levers::pointed(l, cx.cause, fired);
         let held = held_limit(l, cx);
         let wanted = wanted(l, cx, pointed, held);
-        let assessed = assess(l, cx, point);
+        let assessed = match point(l.at) {
+            Some(p) => assess(l, cx, p, On::Device),
+            None => Err((
+                Reason::Unavailable,
+                "the study measured no point to try it at".into(),
+            )),
+        };
         let estimate = assessed.as_ref().ok().and_then(|a| a.2.clone());
         let large = estimate.as_ref().is_some_and(Estimate::large);
         if quick && !wanted && !large {
@@ -175,7 +246,7 @@ fn quick_share(todo: Vec<Planned>, cause: Cause) -> (Vec<Planned>, Vec<Planned>)
 /// inventory shows.
 fn held_limit(l: &Lever, cx: &Context) -> bool {
     match (l.lift(), &cx.limits) {
-        (Some(g), Some(inv)) => ssdready_measured::group_limits::holds(g, inv),
+        (Some(g), Some(inv)) => group_limits::holds(g, inv),
         _ => false,
     }
 }
@@ -213,30 +284,28 @@ fn rank(todo: &mut [Planned], cause: Cause) {
 /// A lever's point, its candidates there and what the first may buy.
 type Assessed = (Point, Vec<Candidate>, Option<Estimate>);
 
-/// A lever's point, its candidates there and what the first may buy; or
-/// why it cannot be tried.
-fn assess(
-    l: &Lever,
-    cx: &Context,
-    point: &dyn Fn(levers::At) -> Option<Point>,
-) -> Result<Assessed, (Reason, String)> {
-    let Some(p) = point(l.at) else {
+/// A lever's candidates at point `p` and what the first may buy; or why
+/// it cannot be tried there: not offered, its limit idle for the job or
+/// unable to bind there (said before there being nothing left to try:
+/// the more telling of the two), or nothing left to try.
+fn assess(l: &Lever, cx: &Context, p: Point, on: On) -> Result<Assessed, (Reason, String)> {
+    l.ops().offered(l, cx, on.place())?;
+    let idle = (on == On::Job)
+        .then(|| l.ops().idle_for_job(l, &p))
+        .flatten();
+    if let Some(why) = idle {
+        return Err((Reason::CannotBind, why));
+    }
+    if let Some(why) = levers::cannot_bind(l, cx, &p) {
         return Err((
-            Reason::Unavailable,
-            "the study measured no point to try it at".into(),
+            Reason::CannotBind,
+            format!("its limit cannot bind {}: {why}", on.where_bound()),
         ));
-    };
-    l.ops().offered(l, cx, "on this device")?;
+    }
     let candidates = levers::candidates(l, cx, &p);
     let Some(first) = candidates.first() else {
         return Err((Reason::NoCandidate, levers::nothing_to_try(l, &p)));
     };
-    if let Some(why) = levers::cannot_bind(l, cx, &p) {
-        return Err((
-            Reason::CannotBind,
-            format!("its limit cannot bind at any point this study runs: {why}"),
-        ));
-    }
     let e = levers::estimate(l, cx, &p, first);
     Ok((p, candidates, e))
 }
@@ -252,6 +321,205 @@ pub fn pairs_that_fit(want: usize, left_s: f64, per_run_s: f64) -> usize {
     }
 }
 
+/// What the job's levers are planned from: the job's device, its queue
+/// as read, the limits of the study's groups, and what may be changed.
+#[derive(Clone, Debug, Default)]
+pub struct Setting {
+    /// The job's target device and, for md and device-mapper, its members
+    /// (never the disk a loop device's file is on).
+    pub disks: Vec<String>,
+    /// The first device's queue files as read.
+    pub queue: BTreeMap<String, String>,
+    /// The most requests its driver takes at once.
+    pub queue_depth: Option<u64>,
+    pub limits: Option<Inventory>,
+    pub consent: Consent,
+    /// The command that tries what `--try-changes` would.
+    pub command: String,
+}
+
+impl Setting {
+    /// The levers' context: the queue, its depth, the limits.
+    pub fn context(&self) -> Context {
+        Context {
+            queue: self.queue.clone(),
+            queue_depth: self.queue_depth,
+            limits: self.limits.clone(),
+            may_raise_priority: self.consent.root,
+            ..Default::default()
+        }
+    }
+}
+
+/// The job as written as a lever's point: its I/O (the first job's, or
+/// mixed I/O where its jobs differ), its block (the largest size of the
+/// directions it does, as fio resolves `bs`, `blocksize` and their values
+/// per direction), its threads (every job's `numjobs` together) and the
+/// I/Os they keep in flight shared among them (one each on a synchronous
+/// engine).
+pub fn job_point(sections: &[Section]) -> Point {
+    let jobs: Vec<usize> = (0..sections.len())
+        .filter(|&i| !sections[i].global)
+        .collect();
+    let first = jobs.first().copied().unwrap_or(0);
+    let spec = |j| job::spec(sections, j);
+    let own = spec(first);
+    let rw = match jobs.iter().all(|&j| spec(j).rw == own.rw) {
+        true => own.rw.name().to_string(),
+        false => "randrw".into(),
+    };
+    let (mut threads, mut in_flight) = (0u64, 0u64);
+    for &j in &jobs {
+        let s = spec(j);
+        let n = u64::from(s.numjobs.max(1));
+        let qd = match s.engine().caps.synchronous {
+            true => 1,
+            false => u64::from(s.iodepth.max(1)),
+        };
+        threads += n;
+        in_flight += n * qd;
+    }
+    let threads = threads.max(1);
+    Point {
+        rw,
+        bs: u64::from(job::largest_block(&own)),
+        qd: in_flight.div_ceil(threads).max(1) as u32,
+        threads: threads as u32,
+        engine: Some(job::engine_named(&own)),
+        direct: own.direct,
+    }
+}
+
+/// A lever planned on the job as written, `p`: its first candidate
+/// only, behind the limit that hides it where one does.
+fn on_job(l: &Lever, cx: &Context, p: &Point) -> Result<Planned, (Reason, String)> {
+    let (point, mut candidates, estimate) = assess(l, cx, p.clone(), On::Job)?;
+    candidates.truncate(1);
+    let behind =
+        levers::binding::hidden_by(l, cx, &point).map(|(f, why)| (f.word().to_string(), why));
+    Ok(Planned {
+        lever: l.clone(),
+        point,
+        candidates,
+        pointed: false,
+        estimate,
+        held: false,
+        behind,
+    })
+}
+
+/// A lever not tried on the job, with the command that would try it
+/// where a command lifts the reason.
+fn untested_on_job(l: &Lever, what: String, reason: Reason, why: String, s: &Setting) -> Untested {
+    let command = matches!(reason, Reason::NotAsked | Reason::NotRoot).then(|| s.command.clone());
+    Untested {
+        what,
+        command,
+        ..untested(l, reason, why)
+    }
+}
+
+/// Whether a lever of this kind may be tried on the job: the device
+/// study's [`gate`], and the job's own rule that a
+/// limit of the study's groups is lifted only when asked too.
+fn gate_on_job(l: &Lever, s: &Setting) -> Result<(), (Reason, String)> {
+    if !s.consent.asked && s.consent.root && l.ops().lifts_group() {
+        return Err((
+            Reason::NotAsked,
+            "a limit of the study's control group: run with --try-changes to measure the job \
+             without it (from a group of ssdready's own; the user's groups unchanged)"
+                .into(),
+        ));
+    }
+    gate(l, Default::default(), &s.consent)
+}
+
+/// The levers to try on the job as written and those not tried, from
+/// `table` (the shipped levers).
+pub fn for_job(
+    table: &[Lever],
+    sections: &[Section],
+    s: &Setting,
+) -> (Vec<Planned>, Vec<Untested>) {
+    let cx = s.context();
+    let p = job_point(sections);
+    let (mut todo, mut not) = (Vec::new(), Vec::new());
+    for l in table {
+        if !l.ops().of_host() {
+            continue;
+        }
+        // A limit the groups do not set is nothing to lift.
+        let held = held_limit(l, &cx);
+        if l.ops().lifts_group() && !held {
+            continue;
+        }
+        if l.ops().on_queue() && !s.consent.device {
+            let why = "the job's target has no device queue of its own".to_string();
+            not.push(untested_on_job(l, l.what.clone(), Reason::NoDevice, why, s));
+            continue;
+        }
+        let planned = match on_job(l, &cx, &p) {
+            Ok(planned) => planned,
+            Err((r, why)) => {
+                not.push(untested_on_job(l, l.what.clone(), r, why, s));
+                continue;
+            }
+        };
+        match gate_on_job(l, s) {
+            Ok(()) => todo.push(Planned { held, ..planned }),
+            Err((r, why)) => not.push(untested_on_job(l, planned.what(), r, why, s)),
+        }
+    }
+    // A limit hidden behind another is tried after the one in front.
+    todo.sort_by_key(|p| p.behind.is_some());
+    (todo, not)
+}
+
+/// The levers of the job's own options that are no workload of the job's
+/// (the I/O's threads ahead of other work, or each on a CPU of its own:
+/// [`crate::levers::LeverKind::on_job_where_named`]) whose cause is the
+/// one the job's judgement named, `named`: tried on the job as written
+/// where the user asked for trials, as root; listed untested otherwise.
+pub fn where_named(
+    table: &[Lever],
+    sections: &[Section],
+    s: &Setting,
+    named: Cause,
+) -> (Vec<Planned>, Vec<Untested>) {
+    let (cx, p) = (s.context(), job_point(sections));
+    let (mut todo, mut not) = (Vec::new(), Vec::new());
+    let of_named = |l: &&Lever| l.ops().on_job_where_named() && l.causes.contains(&named);
+    for l in table.iter().filter(of_named) {
+        let planned = match on_job(l, &cx, &p) {
+            Ok(p) if p.candidate().options.iter().any(|o| o.1.is_empty()) => continue,
+            Ok(p) => Planned { behind: None, ..p },
+            Err((r, why)) => {
+                not.push(untested_on_job(l, l.what.clone(), r, why, s));
+                continue;
+            }
+        };
+        let what = planned.what();
+        match (s.consent.root, s.consent.asked) {
+            (true, true) => todo.push(planned),
+            (false, _) => not.push(untested_on_job(
+                l,
+                what,
+                Reason::NotRoot,
+                "as root only".into(),
+                s,
+            )),
+            (true, false) => not.push(untested_on_job(
+                l,
+                what,
+                Reason::NotAsked,
+                "the job's judgement names its cause: run with --try-changes to measure it".into(),
+                s,
+            )),
+        }
+    }
+    (todo, not)
+}
+
 #[cfg(test)]
-#[path = "trials_plan_tests.rs"]
+#[path = "plan_tests.rs"]
 mod tests;

@@ -2,7 +2,7 @@
 //! (`study --job FILE --try-changes`, root), on the host the job runs on
 //! (its device and its stack's members, its queue as read and what may be
 //! changed: [`setting`]): each lever planned purely
-//! ([`ssdready_diagnosis::trials::job_plan`]) in turns — the job, then the job with the change,
+//! ([`ssdready_diagnosis::trials::plan::for_job`]) in turns — the job, then the job with the change,
 //! then the change first, pair by pair, so that a drift favours neither —
 //! the change made before its run and put back after it, through the
 //! same [`Hands`] as the device study's trials (each original journaled
@@ -25,8 +25,8 @@ use ssdready_run::RunFn;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-pub use ssdready_diagnosis::trials::job_plan::{plan, point, Planned, Setting};
 pub use ssdready_diagnosis::trials::on_job::{for_fio, helped, on_host, words, HostSection};
+pub use ssdready_diagnosis::trials::plan::{for_job, job_point, Planned, Setting};
 
 /// What the host's trials run with: the setting they were planned on and
 /// the hands that make each change.
@@ -114,13 +114,13 @@ fn change_of(
     if let Some(f) = front {
         let both = [
             (f.lever.clone(), f.to.clone()),
-            (p.lever.id.clone(), p.candidate.value.clone()),
+            (p.lever.id.clone(), p.candidate().value.clone()),
         ];
         return together_of(host, &both);
     }
     let lift = p.lever.lifted(host.setting.limits.as_ref());
     let disks = host.setting.disks.clone();
-    crate::trials::change_of(host.hands, (&p.lever, &lift), &disks, &p.candidate)
+    crate::trials::change_of(host.hands, (&p.lever, &lift), &disks, p.candidate())
 }
 
 /// Try each planned lever on the job as written, into the host section
@@ -175,7 +175,7 @@ impl turns::Bench for OnJob<'_, '_, '_> {
     }
     fn untested(&self, p: &Planned, reason: Reason, why: String) -> Untested {
         let l = (p.lever.id.as_str(), p.lever.what.as_str());
-        Untested::of(l, &p.candidate.value, reason, why)
+        Untested::of(l, &p.candidate().value, reason, why)
     }
     fn try_one(&mut self, p: &Planned, pairs: usize, done: &[Trial]) -> (Trial, bool) {
         // A hidden limit is tried behind the one in front where lifting
@@ -188,7 +188,7 @@ impl turns::Bench for OnJob<'_, '_, '_> {
         (self.tell)(format!(
             "the job with {} → {}{}, in turns against it as written, put back after each run",
             p.lever.id,
-            p.candidate.value,
+            p.candidate().value,
             match front {
                 Some(f) => format!(" behind {} → {}", f.lever, f.to),
                 None => String::new(),
@@ -215,7 +215,7 @@ fn one(
         false => Vec::new(),
     };
     let cx = host.setting.context();
-    let point = point(sections);
+    let point = p.point.clone();
     let table = levers::shipped();
     let from = match l.ops().of_host() {
         true => levers::replaced(l, &cx, &point),
@@ -226,9 +226,9 @@ fn one(
         to: front
             .and_then(|f| table.iter().find(|x| x.id == f.lever))
             .and_then(|f| levers::lifted_behind(l, f, host.setting.limits.as_ref()))
-            .unwrap_or_else(|| p.candidate.value.clone()),
+            .unwrap_or_else(|| p.candidate().value.clone()),
         behind: front.map(|f| f.lever.clone()),
-        ..crate::trials::trial_of(l, &p.candidate, (from, disks.clone()), written)
+        ..crate::trials::trial_of(l, p.candidate(), (from, disks.clone()), written)
     };
     let mut change = match change_of(host, p, front) {
         Ok(c) => c,
@@ -241,7 +241,7 @@ fn one(
     // A lever of the job's own options (its threads' priority) changes
     // the job's side, not the host.
     let mut changed = sections.to_vec();
-    for (k, v) in p.candidate.options.iter().filter(|_| !l.ops().of_host()) {
+    for (k, v) in p.candidate().options.iter().filter(|_| !l.ops().of_host()) {
         crate::job::set_all(&mut changed, k, |_, _| v.clone());
     }
     let mut sides = JobSides {

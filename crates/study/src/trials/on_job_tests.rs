@@ -72,10 +72,14 @@ impl Hands for Fake {
 fn planned(id: &str, value: &str) -> Planned {
     Planned {
         lever: levers::shipped().into_iter().find(|l| l.id == id).unwrap(),
-        candidate: Candidate {
+        point: crate::trials::on_job::job_point(&sections()),
+        candidates: vec![Candidate {
             value: value.into(),
             options: vec![],
-        },
+        }],
+        pointed: false,
+        estimate: None,
+        held: false,
         behind: None,
     }
 }
@@ -195,7 +199,7 @@ fn a_lever_of_the_jobs_own_options_changes_the_jobs_side_and_stays_out_of_the_be
     // without; nothing on the host is set or put back.
     let log: Log = Rc::default();
     let mut p = planned("priority", "nice=-10");
-    p.candidate.options = vec![("nice".into(), "-10".into())];
+    p.candidates[0].options = vec![("nice".into(), "-10".into())];
     let l2 = log.clone();
     let mut run = move |r: &ssdready_run::RunRequest| -> Result<RunResult, Failure> {
         let niced = r.sections.iter().any(|s| {
@@ -331,7 +335,7 @@ fn a_queue_file_added_as_a_table_row_alone_is_tried_on_the_job_and_put_back() {
         device: true,
         ..Default::default()
     };
-    let (todo, _) = crate::trials::on_job::plan(&table, &sections(), &setting);
+    let (todo, _) = crate::trials::on_job::for_job(&table, &sections(), &setting);
     let p = todo
         .into_iter()
         .find(|p| p.lever.id == "add-random")
@@ -416,7 +420,7 @@ fn hidden_pair() -> (Setting, Vec<Planned>) {
             .map(|(k, v)| ssdready_core::options::RawOption::cli(k, Some(v)))
             .collect(),
     }];
-    let (mut todo, _) = crate::trials::on_job::plan(&levers::shipped(), &two, &s);
+    let (mut todo, _) = crate::trials::on_job::for_job(&levers::shipped(), &two, &s);
     // The service's I/O limits are other trials'.
     todo.retain(|p| ["cpu-quota", "cpuset"].contains(&p.lever.id.as_str()));
     (s, todo)
