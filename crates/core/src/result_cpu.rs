@@ -383,6 +383,12 @@ pub struct ThreadUse {
     pub policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nice: Option<i64>,
+    /// It competes in another scheduling group than the study's own
+    /// threads (another CPU cgroup, or another session's autogroup): its
+    /// policy and nice value lower it only within that group, not against
+    /// the I/O's threads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub apart: bool,
 }
 
 /// Costs divided by I/Os.

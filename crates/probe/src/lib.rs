@@ -50,6 +50,7 @@ pub mod limits_dev;
 pub mod platform;
 pub mod profile;
 mod queue_dir;
+pub mod sched_group;
 pub mod stack;
 pub mod sys;
 pub mod threads;

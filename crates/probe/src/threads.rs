@@ -352,6 +352,7 @@ pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
     if window_ns <= 0.0 {
         return Vec::new();
     }
+    let own = crate::sched_group::of(std::process::id());
     busiest
         .iter()
         .map(|(tid, t)| {
@@ -374,9 +375,19 @@ pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
                 wait_pct: 100.0 * t.wait_ns as f64 / window_ns,
                 policy,
                 nice,
+                apart: !t.kernel && apart(own.as_deref(), t.pid),
             }
         })
         .collect()
+}
+
+/// Whether process `pid` competes in another scheduling group than the
+/// study's, `own` ([`crate::sched_group`]); false where either is unread.
+fn apart(own: Option<&str>, pid: u32) -> bool {
+    match (own, crate::sched_group::of(pid)) {
+        (Some(o), Some(t)) => o != t,
+        _ => false,
+    }
 }
 
 /// A thread's scheduling policy and nice value from its `stat` text

@@ -476,3 +476,38 @@ fn loops_at_the_ios_own_priority_that_took_the_cpus_are_other_work() {
     );
     assert!(s.others_pct.is_some_and(|o| o > 30.0), "{s:?}");
 }
+
+#[test]
+fn idle_priority_loops_in_another_scheduling_group_are_weighed_as_the_ios_equals() {
+    // Two SCHED_IDLE loops started in a session of their own (another
+    // autogroup) took 34-61 % of fio's IOPS on a RAM loop device, as loops
+    // at nice 0 did: their policy lowers them only within their group.
+    let waited = |apart: bool| {
+        let mut r = loops("SCHED_IDLE", 19, 30.0);
+        for t in &mut r.summary.cpu.as_mut().unwrap().busiest_threads {
+            t.apart = apart;
+        }
+        judge(
+            &target(TargetKind::RamDevice),
+            &[r],
+            &Caps::default(),
+            false,
+        )
+    };
+    let inside = waited(false);
+    assert_ne!(inside.limit, Cause::OtherWork, "{inside:?}");
+    let apart = waited(true);
+    assert_eq!(apart.limit, Cause::OtherWork, "{apart:?}");
+    assert!(
+        apart
+            .part
+            .contains("yes (pid 301, SCHED_IDLE, nice 19, another scheduling group)"),
+        "{}",
+        apart.part
+    );
+    assert!(
+        !apart.evidence.iter().any(|e| e.contains("lower priority")),
+        "{:?}",
+        apart.evidence
+    );
+}
