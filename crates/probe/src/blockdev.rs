@@ -90,9 +90,7 @@ pub fn driver_depth(disk: &str) -> Option<u64> {
 /// The files `names` of whole disk `disk`'s queue directory as read
 /// (absent files left out: the kernel does not offer them).
 pub fn queue_files(disk: &str, names: &[String]) -> std::collections::BTreeMap<String, String> {
-    let s = Sys::new(Path::new("/"));
-    let read = |n: &String| Some((n.clone(), s.read(&format!("/sys/block/{disk}/queue/{n}"))?));
-    names.iter().filter_map(read).collect()
+    crate::queue_dir::files(Sys::new(Path::new("/")), disk, names)
 }
 
 /// The study's view of a queue directory read.

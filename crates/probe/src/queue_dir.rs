@@ -5,7 +5,9 @@
 //! ([`crate::limits_dev::queue`], which adds the driver's depth and the
 //! poll queues from outside the directory), the platform inventory of a
 //! result ([`crate::platform::device`]) and the study's target detection
-//! ([`crate::blockdev::queue`]). Read through [`Sys`], so tests use a fake
+//! ([`crate::blockdev::queue`]); the same read gives the files by name
+//! ([`files`]) to the levers' table, whose rows name the files they
+//! change ([`crate::blockdev::queue_files`]). Read through [`Sys`], so tests use a fake
 //! tree; the scheduler's text is parsed by `ssdready_measured`'s one
 //! parser of it.
 
@@ -13,6 +15,7 @@ use crate::sys::Sys;
 use ssdready_measured::limits::parse::{active_scheduler, schedulers};
 use ssdready_measured::limits::queue_files as file;
 use ssdready_measured::limits::QueueSettings;
+use std::collections::BTreeMap;
 
 /// What a disk's queue directory holds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,10 +31,43 @@ pub struct QueueDir {
     pub mq_entries: Option<u32>,
 }
 
+/// The files `names` of whole disk `disk`'s queue directory as read, by
+/// name (absent files left out: the kernel does not offer them): the one
+/// read of the directory's files, typed by [`read`] or kept as text for
+/// the levers' table, whose rows name the files they change.
+pub fn files<S: AsRef<str>>(s: Sys, disk: &str, names: &[S]) -> BTreeMap<String, String> {
+    let one = |n: &S| {
+        let n = n.as_ref();
+        Some((
+            n.to_string(),
+            s.read(&format!("/sys/block/{disk}/queue/{n}"))?,
+        ))
+    };
+    names.iter().filter_map(one).collect()
+}
+
+/// The files [`read`] types.
+const TYPED: [&str; 13] = [
+    file::SCHEDULER,
+    file::NR_REQUESTS,
+    file::WBT_LAT_USEC,
+    file::MAX_SECTORS_KB,
+    file::MAX_HW_SECTORS_KB,
+    file::NOMERGES,
+    file::RQ_AFFINITY,
+    file::READ_AHEAD_KB,
+    file::IO_POLL,
+    file::WRITE_CACHE,
+    file::ROTATIONAL,
+    file::LOGICAL_BLOCK_SIZE,
+    file::PHYSICAL_BLOCK_SIZE,
+];
+
 /// The queue directory of whole disk `disk`: files the kernel does not
 /// offer, or whose text is not a value, are left unset.
 pub fn read(s: Sys, disk: &str) -> QueueDir {
-    let q = |f: &str| s.read(&format!("/sys/block/{disk}/queue/{f}"));
+    let text = files(s, disk, &TYPED);
+    let q = |f: &str| text.get(f).cloned();
     let n = |f: &str| q(f).and_then(|v| v.parse::<u64>().ok());
     let small = |f: &str| q(f).and_then(|v| v.parse::<u32>().ok());
     let text = q(file::SCHEDULER);
