@@ -64,7 +64,9 @@ pub fn judge_set(s: &mut Set, measure: Metric) {
 /// ([`Trial::moved`]) is not one: its gain is not its change's alone.
 pub fn helped(trials: &[Trial]) -> Vec<&Trial> {
     let mut out: Vec<&Trial> = Vec::new();
-    let credited = |t: &&Trial| t.outcome == Outcome::Better && t.moved.is_none();
+    // A change that moved another setting the kernel would not take back
+    // is credited with it: made for good, it moves it again.
+    let credited = |t: &&Trial| t.outcome == Outcome::Better;
     for t in trials.iter().filter(credited) {
         if !out.iter().any(|o| o.lever == t.lever) {
             out.push(t);

@@ -45,8 +45,9 @@ pub fn helped(s: &HostSection) -> Vec<&Trial> {
 /// The host's change that fio's A/B turns check: the one that gained
 /// most (`s` ranked best first); where none gained beyond the noise, the
 /// lift of the limit named as what holds the job (`named`), so that fio
-/// says what the named limit costs fio. Never a change that moved another
-/// setting, nor one with no turn measured.
+/// says what the named limit costs fio (fio's turns make the change as
+/// the study's did, with what the kernel moves with it). Never one with
+/// no turn measured.
 pub fn for_fio(s: &HostSection, named: Option<Cause>) -> Option<&Trial> {
     let table = levers::shipped();
     let of_named = |t: &&Trial| {
@@ -56,7 +57,7 @@ pub fn for_fio(s: &HostSection, named: Option<Cause>) -> Option<&Trial> {
     let host = || {
         s.trials
             .iter()
-            .filter(|t| on_host(t) && t.moved.is_none() && !t.turns.is_empty())
+            .filter(|t| on_host(t) && !t.turns.is_empty())
     };
     host()
         .find(|t| t.outcome == Outcome::Better)
@@ -89,7 +90,7 @@ pub fn words(s: &HostSection) -> String {
         out.push_str(&format!("  {}: {result}\n", t.change()));
         if let Some(m) = &t.moved {
             out.push_str(&format!(
-                "    it also moved {m}: the gain is not the change's alone\n"
+                "    it also moved {m}, as the kernel does wherever the change is made: the gain is the change's with it\n"
             ));
         }
         if let Some(u) = &t.unbound {

@@ -75,10 +75,12 @@ pub struct Trial {
     /// back to its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members_differed: Option<String>,
-    /// Other settings the change moved and that could not be put back (a
-    /// scheduler switch resets `nr_requests`), in words: its runs measured
-    /// them too, so its gain is not the change's alone; it is neither a
-    /// change that helped nor the answer.
+    /// Other settings the change moved and that the kernel would not take
+    /// back while the change holds (a switch to `none` resets
+    /// `nr_requests` and refuses more than the driver's tags), in words:
+    /// its runs measured them too, as the change made for good brings them
+    /// too. It is credited as the change with them, and said so, but it
+    /// neither confirms nor contradicts a named cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved: Option<String>,
     /// Its limit binds only once another is lifted

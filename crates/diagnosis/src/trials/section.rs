@@ -331,11 +331,7 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
 
 /// The section's answer in one line.
 pub fn answer(s: &Section) -> String {
-    let done: Vec<&Trial> = s
-        .trials
-        .iter()
-        .filter(|t| t.outcome.judged() && t.moved.is_none())
-        .collect();
+    let done: Vec<&Trial> = s.trials.iter().filter(|t| t.outcome.judged()).collect();
     match (done.first(), done.len()) {
         (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
         (None, _) => "no change was tried (see why below)".into(),

@@ -48,7 +48,7 @@ pub fn row(i: usize, t: &Trial) -> String {
     }
     if let Some(what) = &t.moved {
         s.push_str(&format!(
-            "     it also moved {what}: the gain is not the change's alone\n"
+            "     it also moved {what}, as the kernel does wherever the change is made: the gain is the change's with it\n"
         ));
     }
     if let Some(why) = &t.unbound {

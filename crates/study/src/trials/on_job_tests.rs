@@ -596,3 +596,27 @@ fn fio_checks_the_change_that_gained_else_the_lift_of_the_limit_named() {
     assert_eq!(lever(None), None);
     assert_eq!(lever(Some(Cause::IoThrottle)), None);
 }
+
+#[test]
+fn a_change_that_moved_a_setting_the_kernel_would_not_take_back_is_credited_with_it() {
+    // A switch to `none` resets nr_requests and refuses the old 256: made
+    // for good, the change brings the same move, so its gain goes into the
+    // best configuration and fio's turns check it, the move said beside.
+    let (mut s, _) = try_pair((1200.0, 2000.0));
+    let moved = "nr_requests on loop0 (256 → 128 with scheduler none, which refuses 256)";
+    s.trials[0].moved = Some(moved.into());
+    let first = s.trials[0].lever.clone();
+    assert_eq!(s.trials[0].outcome, Outcome::Better);
+    assert_eq!(
+        for_fio(&s, None).map(|t| t.lever.clone()),
+        Some(first.clone())
+    );
+    assert!(helped(&s).iter().any(|t| t.lever == first));
+    let text = words(&s);
+    assert!(
+        text.contains(&format!(
+            "it also moved {moved}, as the kernel does wherever the change is made"
+        )),
+        "{text}"
+    );
+}
