@@ -118,6 +118,12 @@ pub struct Context {
     /// them one at a time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<ssdready_measured::limits::Inventory>,
+    /// Every busy thread of other processes beside the I/O ran in another
+    /// scheduling group than the I/O's threads
+    /// ([`ssdready_core::result::ThreadUse::apart`]): the I/O's threads'
+    /// nice value weighs nothing against it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub others_apart: bool,
 }
 
 /// One candidate: the value shown (`none`, `1024`, `io_uring`), and for

@@ -27,6 +27,7 @@ use crate::trials::on_job::{self, Host};
 use crate::trials::{self as tried, Trials};
 use crate::{app_runs as apps, kdrive, real, slo, Judgement};
 use ssdready_core::options::Section as JobSection;
+use ssdready_diagnosis::levers::kind_priority::others_apart;
 use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_diagnosis::limit::job::best::{self as job_best, Best};
 use ssdready_diagnosis::limit::job::best_set;
@@ -391,6 +392,7 @@ pub fn run_job(
         let table = ssdready_diagnosis::levers::shipped();
         let named = doc.held.first().map(|held| held.saturation.limit);
         if let Some(named) = named {
+            h.setting.others_apart = others_apart(&doc.points);
             let (more, not) = where_named(&table, sections, &h.setting, named);
             planned.extend(more);
             untested.extend(not);

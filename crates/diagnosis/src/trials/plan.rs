@@ -336,6 +336,9 @@ pub struct Setting {
     pub consent: Consent,
     /// The command that tries what `--try-changes` would.
     pub command: String,
+    /// The other work beside the job's runs ran in another scheduling
+    /// group than its threads ([`Context::others_apart`]).
+    pub others_apart: bool,
 }
 
 impl Setting {
@@ -346,6 +349,7 @@ impl Setting {
             queue_depth: self.queue_depth,
             limits: self.limits.clone(),
             may_raise_priority: self.consent.root,
+            others_apart: self.others_apart,
             ..Default::default()
         }
     }

@@ -311,6 +311,7 @@ fn setting(root: bool, asked: bool, q: BTreeMap<String, String>) -> Setting {
             ..Default::default()
         },
         command: "sudo ssdready study --job db.fio --try-changes".into(),
+        others_apart: false,
     }
 }
 

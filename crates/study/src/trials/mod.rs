@@ -401,6 +401,7 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
         cpu_list: cpu_list(o.limits.as_ref()),
         large_read_split: large_read_split(runs),
         may_raise_priority: o.root,
+        others_apart: levers::kind_priority::others_apart(runs),
         curve: j.figures.qd_curve.iter().map(|c| (c.qd, c.iops)).collect(),
         peak_iops: j.figures.peak.as_ref().map(|p| p.iops),
         device_limit_iops: known_limit(j),

@@ -65,6 +65,8 @@ pub fn setting(
         },
         disks,
         command,
+        // Known once the job has run (`session_run`).
+        others_apart: false,
     }
 }
 
