@@ -57,14 +57,15 @@ impl LeverKind for Priority {
     /// of their own, fio's job at nice −10 gave 0.80, 1.20 and 0.96 of the
     /// job as written).
     fn offered(&self, l: &Lever, cx: &Context, _place: &str) -> Result<(), NotTried> {
+        // The table's values (`options nice=-10`) set the threads' nice.
         let sets_nice = || {
-            crate::levers::candidates(l, cx, &Point::default())
-                .iter()
-                .any(|c| c.options.iter().any(|o| o.0 == "nice"))
+            l.values
+                .as_ref()
+                .is_some_and(|v| v.text().split_whitespace().any(|w| w.starts_with("nice=")))
         };
         match cx.others_apart && sets_nice() {
             true => Err((
-                crate::trials::Reason::CannotBind,
+                crate::trials::record::Reason::CannotBind,
                 "the other work beside the I/O ran in another scheduling group (another CPU cgroup, or another session's autogroup): a nice value weighs only within the I/O's own group, so raising its threads buys nothing against it; what weighs between groups is theirs (cpu.weight, or an autogroup's nice), and the kernel's own threads on the I/O's path compete with it at the root".into(),
             )),
             false => Ok(()),
