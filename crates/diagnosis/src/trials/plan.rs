@@ -140,13 +140,7 @@ pub fn plan(
         let pointed = levers::pointed(l, cx.cause, fired);
         let held = held_limit(l, cx);
         let wanted = wanted(l, cx, pointed, held);
-        let assessed = match point(l.at) {
-            Some(p) => assess(l, cx, p, On::Device),
-            None => Err((
-                Reason::Unavailable,
-                "the study measured no point to try it at".into(),
-            )),
-        };
+        let assessed = assess_at(l, cx, point);
         let estimate = assessed.as_ref().ok().and_then(|a| a.2.clone());
         let large = estimate.as_ref().is_some_and(Estimate::large);
         if quick && !wanted && !large {
@@ -283,6 +277,22 @@ fn rank(todo: &mut [Planned], cause: Cause) {
 
 /// A lever's point, its candidates there and what the first may buy.
 type Assessed = (Point, Vec<Candidate>, Option<Estimate>);
+
+/// [`assess`] at the device study's point for the lever, where it
+/// measured one.
+fn assess_at(
+    l: &Lever,
+    cx: &Context,
+    point: &dyn Fn(levers::At) -> Option<Point>,
+) -> Result<Assessed, (Reason, String)> {
+    match point(l.at) {
+        Some(p) => assess(l, cx, p, On::Device),
+        None => Err((
+            Reason::Unavailable,
+            "the study measured no point to try it at".into(),
+        )),
+    }
+}
 
 /// A lever's candidates at point `p` and what the first may buy; or why
 /// it cannot be tried there: not offered, its limit idle for the job or
