@@ -478,6 +478,15 @@ pub fn fmt_bs(bs: u64) -> String {
     }
 }
 
+/// A thread that ran at least this many CPUs' worth of a window is busy:
+/// named among the busiest, weighed for its priority and group.
+pub const BUSY_CPUS: f64 = 0.05;
+
+/// A busy thread of another process (not the kernel's): [`BUSY_CPUS`].
+pub fn busy_other(t: &ssdready_core::result::ThreadUse) -> bool {
+    !t.kernel && t.cpus >= BUSY_CPUS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,8 +73,8 @@ impl LeverKind for Priority {
     }
 }
 
-/// Whether every busy thread of other processes in `records` (at least
-/// 0.05 CPUs in some run) ran in another scheduling group than the
+/// Whether every busy thread of other processes in `records`
+/// ([`ssdready_measured::summary::busy_other`] in some run) ran in another scheduling group than the
 /// study's ([`ssdready_core::result::ThreadUse::apart`]); false where
 /// none was busy.
 pub fn others_apart(records: &[ssdready_measured::record::RunRecord]) -> bool {
@@ -82,7 +82,7 @@ pub fn others_apart(records: &[ssdready_measured::record::RunRecord]) -> bool {
         .iter()
         .filter_map(|r| r.summary.cpu.as_ref())
         .flat_map(|c| &c.busiest_threads)
-        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .filter(|t| ssdready_measured::summary::busy_other(t))
         .map(|t| t.apart)
         .collect();
     !busy.is_empty() && busy.iter().all(|a| *a)

@@ -35,6 +35,7 @@
 use super::configured::{backing_waits, wait_words, CPUS_BUSY_PCT, OWN_SHARE_PCT, WAIT_PCT};
 use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
+use ssdready_measured::summary::{busy_other, BUSY_CPUS};
 
 /// The study's own threads on the I/O's path waited at least this share of
 /// the run for a CPU.
@@ -369,7 +370,7 @@ fn top_others(v: &View) -> Option<String> {
     let each: Vec<String> = v
         .busiest
         .iter()
-        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .filter(|t| busy_other(t))
         .filter(|t| {
             let new = !seen.contains(&t.pid);
             seen.push(t.pid);
@@ -403,7 +404,7 @@ fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
 fn lower_priority(v: &View) -> bool {
     v.busiest
         .iter()
-        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .filter(|t| busy_other(t))
         .any(|t| sched_idle(t) || niced_lower(t))
 }
 
@@ -413,7 +414,7 @@ pub fn busiest_words(v: &View, kernel: bool) -> Option<String> {
     let each: Vec<String> = v
         .busiest
         .iter()
-        .filter(|t| t.kernel == kernel && t.cpus >= 0.05)
+        .filter(|t| t.kernel == kernel && t.cpus >= BUSY_CPUS)
         .map(|t| match kernel {
             true => format!("{} {:.2} CPUs", t.name, t.cpus),
             false => format!("{} {:.2} CPUs", thread_label(t), t.cpus),
