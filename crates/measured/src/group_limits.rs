@@ -45,22 +45,6 @@ impl GroupLimit {
         GroupLimit::IoWeight,
     ];
 
-    /// The levers table's word (`values lift io-throttle`).
-    pub fn word(self) -> &'static str {
-        match self {
-            GroupLimit::IoThrottle => "io-throttle",
-            GroupLimit::CpuQuota => "cpu-quota",
-            GroupLimit::Cpuset => "cpuset",
-            GroupLimit::IoLatency => "io-latency",
-            GroupLimit::IoWeight => "io-weight",
-        }
-    }
-
-    /// From the table's word.
-    pub fn of(word: &str) -> Option<GroupLimit> {
-        GroupLimit::ALL.into_iter().find(|g| g.word() == word)
-    }
-
     /// In a sentence: `the I/O throttle`.
     pub fn words(self) -> &'static str {
         match self {

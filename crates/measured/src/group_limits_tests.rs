@@ -105,11 +105,3 @@ fn two_limits_lifted_together_leave_both_and_keep_only_what_both_keep() {
     assert_eq!(both.v1, ["cpu", "blkio"]);
     assert!(both.kept.is_empty(), "{:?}", both.kept);
 }
-
-#[test]
-fn the_tables_words_name_each_limit() {
-    for g in GroupLimit::ALL {
-        assert_eq!(GroupLimit::of(g.word()), Some(g));
-    }
-    assert_eq!(GroupLimit::of("outside"), None);
-}

@@ -12,13 +12,29 @@ pub const SYNTAX: &str = "lift LIMIT";
 
 /// The form from the rest of its line: the limit's word.
 pub fn parse(rest: &str) -> Option<Result<Arc<dyn Form>, String>> {
-    Some(match GroupLimit::of(rest) {
+    Some(match of(rest) {
         Some(g) => Ok(Arc::new(Lift(g))),
         None => Err(format!(
             "lift takes one of {}",
-            GroupLimit::ALL.map(|g| g.word()).join(", ")
+            GroupLimit::ALL.map(word).join(", ")
         )),
     })
+}
+
+/// The table's word for a limit (`lift io-throttle`).
+pub fn word(g: GroupLimit) -> &'static str {
+    match g {
+        GroupLimit::IoThrottle => "io-throttle",
+        GroupLimit::CpuQuota => "cpu-quota",
+        GroupLimit::Cpuset => "cpuset",
+        GroupLimit::IoLatency => "io-latency",
+        GroupLimit::IoWeight => "io-weight",
+    }
+}
+
+/// The limit a table's word names.
+fn of(w: &str) -> Option<GroupLimit> {
+    GroupLimit::ALL.into_iter().find(|g| word(*g) == w)
 }
 
 /// `lift L`.
@@ -31,7 +47,7 @@ impl Form for Lift {
     }
 
     fn text(&self) -> String {
-        format!("lift {}", self.0.word())
+        format!("lift {}", word(self.0))
     }
 
     fn proposed(&self, now: &Now) -> Vec<Candidate> {
@@ -54,5 +70,19 @@ pub(crate) fn without(g: GroupLimit, kept: &[String]) -> String {
     match kept.is_empty() {
         true => format!("without {}", g.words()),
         false => format!("without {}, {} kept", g.words(), kept.join(" and ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_words_name_each_limit() {
+        for g in GroupLimit::ALL {
+            assert_eq!(of(word(g)), Some(g));
+        }
+        assert_eq!(of("outside"), None);
+        assert!(parse("outside").unwrap().is_err());
     }
 }

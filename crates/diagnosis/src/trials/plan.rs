@@ -25,6 +25,7 @@
 //! What is not tried is listed with why, and, where a command lifts the
 //! reason, the command that would try it.
 
+use crate::lever_values::lift;
 use crate::levers::estimate::Estimate;
 use crate::levers::{self, Candidate, Context, Lever, Point};
 use crate::limit::job;
@@ -172,7 +173,7 @@ pub fn plan(
                     candidates.truncate(1);
                 }
                 let behind = crate::levers::binding::hidden_by(l, cx, &point)
-                    .map(|(front, why)| (front.word().to_string(), why));
+                    .map(|(front, why)| (lift::word(front).to_string(), why));
                 todo.push(Planned {
                     lever: l.clone(),
                     point,
@@ -410,7 +411,7 @@ fn on_job(l: &Lever, cx: &Context, p: &Point) -> Result<Planned, (Reason, String
     let (point, mut candidates, estimate) = assess(l, cx, p.clone(), On::Job)?;
     candidates.truncate(1);
     let behind =
-        levers::binding::hidden_by(l, cx, &point).map(|(f, why)| (f.word().to_string(), why));
+        levers::binding::hidden_by(l, cx, &point).map(|(f, why)| (lift::word(f).to_string(), why));
     Ok(Planned {
         lever: l.clone(),
         point,
