@@ -452,7 +452,7 @@ fn queue_to_weigh<'a>(sh: &Shared<'a>) -> Result<&'a QueueCap, String> {
 /// Where the device saturates as its queue fills: the last doubling of
 /// depth below the queue's size added little, so a longer queue would
 /// hold more waiting I/Os, not more I/O at the device. Why, in words.
-fn saturates_as_it_fills(sh: &Shared, requests: u32) -> Option<String> {
+pub(super) fn saturates_as_it_fills(sh: &Shared, requests: u32) -> Option<String> {
     let at = |qd: u32| sh.figures.qd_curve.iter().find(|c| c.qd == qd);
     let (half, full) = (at(requests / 2)?, at(requests)?);
     let growth = 100.0 * (full.iops / half.iops.max(1.0) - 1.0);

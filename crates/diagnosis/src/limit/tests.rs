@@ -383,6 +383,33 @@ fn a_request_queue_smaller_than_the_ios_in_flight_keeps_the_limit_on_this_host()
 }
 
 #[test]
+fn a_device_whose_rate_stopped_growing_within_its_queue_is_a_limit_below_the_host() {
+    // A disk capped below the host (null_blk at 20 MB/s): 5.2K IOPS from
+    // QD 32 to QD 256 with a queue of 64 requests, the host idle, the
+    // device busy and full. The I/Os above the queue waited for a device
+    // that took no more: the queue being short of 256 is no evidence
+    // against the limit below.
+    let t = target(TargetKind::BlockDevice);
+    let caps = queue_of(64, "loop3");
+    let peak = run("qd-64", 64, 5_200.0, 16.0, 16.0, 62.0);
+    let deep = run("qd-256", 256, 5_150.0, 16.0, 16.0, 63.0);
+    let mut f = figures(&peak, true);
+    f.knee_qd = Some(32);
+    f.qd_curve = curve(&[(32, 5_210.0), (64, 5_200.0), (128, 5_180.0), (256, 5_150.0)]);
+    let runs = [peak, deep];
+    let s = classify(&t, &runs, &f, &machine(), &caps);
+    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
+    // The same queue with the rate still growing as it filled: the I/Os
+    // above it waited in this host, not below it.
+    f.knee_qd = Some(64);
+    f.qd_curve = curve(&[(32, 3_000.0), (64, 5_200.0), (128, 5_180.0), (256, 5_150.0)]);
+    let s = classify(&t, &runs, &f, &machine(), &caps);
+    assert_ne!(s.limit, Cause::BelowHost, "{s:?}");
+    let b = ruled(&s, Cause::BelowHost);
+    assert!(b.why.contains("admits 64 requests"), "{}", b.why);
+}
+
+#[test]
 fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
     let caps = queue_of(4, "loop3");
     let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
