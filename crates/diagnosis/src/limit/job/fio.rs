@@ -175,17 +175,41 @@ pub fn as_written_line(
     if apart.abs() <= noise {
         return (format!("{head}, within the noise ({noise:.0} %)"), true);
     }
-    let why = match quota {
-        Some(q) => format!(
+    let why = match (quota, same_cpu(median, study_cpu_ns, fio)) {
+        (Some(q), _) => format!(
             ": the job runs under {q}, where the rate follows each engine's CPU per I/O{}",
             cpu_words(fio.cpu_per_io_ns, study_cpu_ns)
         ),
-        None => ": ssdready's engine and fio's differ on this job (cause not identified)".into(),
+        (None, Some(both)) => format!(
+            ": both engines kept the same CPU busy ({both}), each at its own cost per I/O, so their rates part as their CPU per I/O does{}",
+            cpu_words(fio.cpu_per_io_ns, study_cpu_ns)
+        ),
+        (None, None) => {
+            ": ssdready's engine and fio's differ on this job (cause not identified)".into()
+        }
     };
     (
         format!("{head}, beyond the noise ({noise:.0} %){why}; fio's figure is the one to expect from fio"),
         false,
     )
+}
+
+/// The CPUs' worth each engine's threads used (rate × CPU per I/O) may
+/// differ by this much, percent, and count as the same CPU.
+pub const SAME_CPU_PCT: f64 = 15.0;
+
+/// Where the study's engine (at `median` IOPS, `study_ns` of CPU per I/O)
+/// and fio's kept the same CPU busy, in words (`1.02 CPUs the study's
+/// threads, 1.00 fio's`): the rate was what that CPU buys at each
+/// engine's cost per I/O (a CPU-bound job; an emulated guest whose one
+/// thread was busy all the time: 89.0K IOPS at 11.5 µs against fio's
+/// 59.2K at 16.9 µs).
+fn same_cpu(median: f64, study_ns: Option<f64>, fio: &RunFigures) -> Option<String> {
+    let ours = median * study_ns? / 1e9;
+    let theirs = fio.iops() * fio.cpu_per_io_ns? / 1e9;
+    let apart = 100.0 * (ours / theirs.max(1e-9) - 1.0);
+    (ours > 0.0 && theirs > 0.0 && apart.abs() <= SAME_CPU_PCT)
+        .then(|| format!("{ours:.2} CPUs the study's threads, {theirs:.2} fio's"))
 }
 
 /// Each engine's CPU per I/O where both are known, in words: the

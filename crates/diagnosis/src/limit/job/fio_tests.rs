@@ -92,6 +92,22 @@ fn the_job_as_written_agrees_with_fio_within_the_noise_and_says_so_beyond_it() {
         line.contains("fio's threads spent 4.80 µs of CPU per I/O, the study's 3.21 µs"),
         "{line}"
     );
+    // Without a quota, both engines keeping the same CPU busy is the
+    // evidence: the rates part as the CPU per I/O does.
+    let bound = RunFigures {
+        cpu_per_io_ns: Some(16_860.0),
+        ..figs(Some(59_200.0), None)
+    };
+    let (line, _) = as_written_line((89_000.0, 1.0), (&bound, Some(11_500.0)), "fio-3.33", None);
+    assert!(
+        line.contains(
+            "both engines kept the same CPU busy (1.02 CPUs the study's threads, 1.00 fio's)"
+        ) && line.contains("fio's threads spent 16.86 µs of CPU per I/O, the study's 11.50 µs"),
+        "{line}"
+    );
+    // Where one used clearly more CPU, something else parts them.
+    let (line, _) = as_written_line((89_000.0, 1.0), (&bound, Some(5_000.0)), "fio-3.33", None);
+    assert!(line.contains("cause not identified"), "{line}");
     // A wide spread of the study's own repeats is noise too.
     let (_, agree) = as_written_line((93_600.0, 40.0), (&fio, None), "fio-3.33", None);
     assert!(agree);
