@@ -286,6 +286,25 @@ fn qd1(b: &mut Builder, f: &Figures) {
             b.text("platform_share_source", Some(p.source.clone()), &p.runs);
             return;
         }
+        // A wait the device's pacing made claims no share either.
+        if let Some(w) = p.paced_ns {
+            b.num("qd1_paced", Some(w), "ns", &p.runs);
+            b.num(
+                "qd1_paced_pct",
+                Some(100.0 * w / p.total_ns),
+                "pct",
+                &p.runs,
+            );
+            b.num(
+                "platform_qd1_own",
+                Some((p.platform_ns - w).max(0.0)),
+                "ns",
+                &p.runs,
+            );
+            b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
+            b.text("platform_share_source", Some(p.source.clone()), &p.runs);
+            return;
+        }
         // Parts that exceed the mean claim no share either: the range the
         // platform's part lies in is said instead.
         if p.overcount_ns.is_none() {

@@ -215,6 +215,7 @@ mod tests {
             outside_daemon_ns: None,
             unaccounted_ns: None,
             joined_pct: None,
+            paced_ns: None,
         };
         let t = Transport {
             name: "ublk".into(),

@@ -134,6 +134,12 @@ pub struct PlatformShare {
     /// Of the run's I/Os, the share the decomposition joined, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joined_pct: Option<f64>,
+    /// The time, ns, a request waited in the block layer at QD 1 where
+    /// nothing of the host held it there: the driver refused it until the
+    /// device could take it (`figures::paced_at_qd1`). Neither side's
+    /// cost is claimed then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced_ns: Option<f64>,
 }
 
 /// Parts that should add up to a measured mean leave time out beyond
@@ -446,6 +452,7 @@ pub(crate) fn decomposed_share(
         outside_daemon_ns: None,
         unaccounted_ns: unaccounted,
         joined_pct: d.joined_pct,
+        paced_ns: None,
     }
 }
 

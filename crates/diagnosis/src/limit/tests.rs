@@ -653,6 +653,57 @@ fn a_throttle_that_holds_qd1_leaves_its_wait_unaccounted_and_claims_no_platform_
     assert!(j.facts.contains_key("platform_share_qd1"));
 }
 
+#[test]
+fn a_device_that_paces_its_requests_at_qd1_holds_them_in_the_block_layer_for_itself() {
+    // null_blk capped at 20 MB/s: at QD 1, 5,168 IOPS (191 µs), of which
+    // 161.5 µs in the block layer before the driver took each request,
+    // 7.6 µs in the driver and device, one I/O on the device at a time.
+    let mut r = run("qd-1", 1, 5_168.0, 12.0, 11.0, 0.96);
+    let mut inst = r.clone();
+    inst.id = "qd-1-profiled".into();
+    inst.sweep = "instrumented".into();
+    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
+        parts: vec![
+            ("above block, submission".into(), 10_900.0, 5.7),
+            ("block layer and scheduler".into(), 161_500.0, 84.5),
+            ("driver and device".into(), 7_600.0, 4.0),
+            ("completion to the app".into(), 11_000.0, 5.8),
+        ],
+        platform_share_pct: Some(96.0),
+        device_ns: Some(7_600.0),
+        joined_pct: Some(99.9),
+        ..Default::default()
+    });
+    inst.summary.lat_mean_ns = 191_000.0;
+    r.summary.lat_mean_ns = 191_000.0;
+    let mut t = target(TargetKind::RamDevice);
+    t.scheduler = Some("none".into());
+    let m = machine();
+    let verdicts = |t: &TargetProfile, runs: &[RunRecord]| {
+        let j = crate::judge(&crate::Inputs::of(std::slice::from_ref(t), &m, runs));
+        let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+        (j, rules)
+    };
+    let (j, rules) = verdicts(&t, &[r.clone(), inst.clone()]);
+    assert!(rules.iter().any(|r| r == "device-paces-qd1"), "{rules:?}");
+    assert!(!rules.iter().any(|r| r == "platform-owns-qd1"), "{rules:?}");
+    let v = j
+        .verdicts
+        .iter()
+        .find(|v| v.rule == "device-paces-qd1")
+        .unwrap();
+    assert!(v.finding.contains("161.50 µs"), "{}", v.finding);
+    // A scheduler could have held it there: the platform's share as before.
+    t.scheduler = Some("mq-deadline".into());
+    let (_, rules) = verdicts(&t, &[r.clone(), inst.clone()]);
+    assert!(rules.iter().any(|r| r == "platform-owns-qd1"), "{rules:?}");
+    // So could other I/O on the device (two held on average).
+    t.scheduler = Some("none".into());
+    inst.summary.disk.as_mut().unwrap().in_flight = Some(2.0);
+    let (_, rules) = verdicts(&t, &[r, inst]);
+    assert!(!rules.iter().any(|r| r == "device-paces-qd1"), "{rules:?}");
+}
+
 /// A loop device over a file on vda, its disk's counters over the run:
 /// (vda's I/Os, its summed ms, its busy ms) in a window of 1,000 ms, the
 /// loop device's 30,000 I/Os taking 3,000 ms.

@@ -104,6 +104,7 @@ pub fn take_out(
         outside_daemon_ns: outside_daemon,
         unaccounted_ns: None,
         joined_pct: None,
+        paced_ns: None,
     });
 }
 
