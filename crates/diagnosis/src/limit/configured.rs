@@ -449,10 +449,32 @@ fn queue_to_weigh<'a>(sh: &Shared<'a>) -> Result<&'a QueueCap, String> {
     Ok(q)
 }
 
+/// Positive evidence against a limit below the host: the device's queue
+/// admits fewer requests than the study kept in flight (at the peak or
+/// deeper), so the others waited in this host for one — unless the rate
+/// had stopped growing within the queue (the device queue's own test):
+/// then the rest waited for a device that took no more (a null_blk capped
+/// at 20 MB/s: 5.2K IOPS from QD 32 to 256 with 64 requests).
+pub(super) fn queue_short(sh: &Shared, v: &View) -> Option<String> {
+    let q = sh.caps.queue.as_ref()?;
+    let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
+    let kept = deepest.map_or(v.in_flight, |d| d.in_flight.max(v.in_flight));
+    let knee = sh.figures.knee_qd.unwrap_or(0);
+    let flat_within =
+        (knee > 0 && knee * 2 < q.requests) || saturates_as_it_fills(sh, q.requests).is_some();
+    (q.requests < kept && !flat_within).then(|| {
+        format!(
+            "the device's queue admits {} requests ({}) of the {kept} the study kept in flight: the others waited in this host for one",
+            q.requests,
+            q.setting.show()
+        )
+    })
+}
+
 /// Where the device saturates as its queue fills: the last doubling of
 /// depth below the queue's size added little, so a longer queue would
 /// hold more waiting I/Os, not more I/O at the device. Why, in words.
-pub(super) fn saturates_as_it_fills(sh: &Shared, requests: u32) -> Option<String> {
+fn saturates_as_it_fills(sh: &Shared, requests: u32) -> Option<String> {
     let at = |qd: u32| sh.figures.qd_curve.iter().find(|c| c.qd == qd);
     let (half, full) = (at(requests / 2)?, at(requests)?);
     let growth = 100.0 * (full.iops / half.iops.max(1.0) - 1.0);

@@ -624,7 +624,7 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         .filter(|s| *s >= DEVICE_SHARE_PCT);
     let full = sh.loop_disk_full.clone();
     if backing.is_none() && full.is_none() {
-        if let Some(why) = waited_above(v, at).or_else(|| queue_short(sh, v)) {
+        if let Some(why) = waited_above(v, at).or_else(|| super::configured::queue_short(sh, v)) {
             return Test::No(why);
         }
     }
@@ -682,31 +682,6 @@ fn waited_above(v: &View, at: Option<f64>) -> Option<String> {
             v.in_flight,
             pct(a),
             pct(d.util_pct)
-        )
-    })
-}
-
-/// Positive evidence against a limit below the host: the device's request
-/// queue admits fewer requests than the study kept in flight (at the peak
-/// or deeper), so the others waited in this host for one, whatever the
-/// device did with those it held — unless the rate had stopped growing
-/// within the queue (its knee at half the queue or less, or the last
-/// doubling of depth below the queue's size adding little): then the
-/// device answered the requests it held at its own rate, and those above
-/// them waited for a device that took no more (a null_blk capped at 20
-/// MB/s gave 5.2K IOPS at QD 32, 64, 128 and 256 with 64 requests).
-fn queue_short(sh: &Shared, v: &View) -> Option<String> {
-    let q = sh.caps.queue.as_ref()?;
-    let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
-    let kept = deepest.map_or(v.in_flight, |d| d.in_flight.max(v.in_flight));
-    let knee = sh.figures.knee_qd.unwrap_or(0);
-    let flat_within = (knee > 0 && knee * 2 < q.requests)
-        || super::configured::saturates_as_it_fills(sh, q.requests).is_some();
-    (q.requests < kept && !flat_within).then(|| {
-        format!(
-            "the device's queue admits {} requests ({}) of the {kept} the study kept in flight: the others waited in this host for one",
-            q.requests,
-            q.setting.show()
         )
     })
 }
