@@ -286,28 +286,18 @@ fn qd1(b: &mut Builder, f: &Figures) {
             b.text("platform_share_source", Some(p.source.clone()), &p.runs);
             return;
         }
-        // A wait the device's pacing made claims no share either.
+        // A wait the device's pacing made claims no share either: it is
+        // said apart, with the rest of the host's part.
         if let Some(w) = p.paced_ns {
+            let pct = 100.0 * w / p.total_ns;
             b.num("qd1_paced", Some(w), "ns", &p.runs);
-            b.num(
-                "qd1_paced_pct",
-                Some(100.0 * w / p.total_ns),
-                "pct",
-                &p.runs,
-            );
-            b.num(
-                "platform_qd1_own",
-                Some((p.platform_ns - w).max(0.0)),
-                "ns",
-                &p.runs,
-            );
-            b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
-            b.text("platform_share_source", Some(p.source.clone()), &p.runs);
-            return;
+            b.num("qd1_paced_pct", Some(pct), "pct", &p.runs);
+            let own = (p.platform_ns - w).max(0.0);
+            b.num("platform_qd1_own", Some(own), "ns", &p.runs);
         }
         // Parts that exceed the mean claim no share either: the range the
         // platform's part lies in is said instead.
-        if p.overcount_ns.is_none() {
+        if p.overcount_ns.is_none() && p.paced_ns.is_none() {
             b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
             if let (Some(x), Some(e)) = (b.map.get_mut("platform_share_qd1"), p.err_ns) {
                 x.err = (p.total_ns > 0.0).then(|| 100.0 * e / p.total_ns);

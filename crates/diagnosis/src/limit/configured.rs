@@ -403,14 +403,7 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
     // filled: the knee (90 % of the peak) at half the queue or deeper. A
     // curve flat well before it was held by something else, and the queue
     // only filled behind that.
-    let knee = sh.figures.knee_qd.unwrap_or(0);
-    if knee * 2 < q.requests {
-        return Test::No(format!(
-            "the device's queue admits {} requests and held about that many, but the rate stopped growing at QD {knee}, well before the queue filled",
-            q.requests
-        ));
-    }
-    if let Some(why) = saturates_as_it_fills(sh, q.requests) {
+    if let Some(why) = flat_within(sh, q.requests) {
         return Test::No(why);
     }
     let seen = match plateau {
@@ -459,16 +452,29 @@ pub(super) fn queue_short(sh: &Shared, v: &View) -> Option<String> {
     let q = sh.caps.queue.as_ref()?;
     let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
     let kept = deepest.map_or(v.in_flight, |d| d.in_flight.max(v.in_flight));
-    let knee = sh.figures.knee_qd.unwrap_or(0);
-    let flat_within =
-        (knee > 0 && knee * 2 < q.requests) || saturates_as_it_fills(sh, q.requests).is_some();
-    (q.requests < kept && !flat_within).then(|| {
+    // Without a knee (no depth curve) nothing shows the rate flat.
+    let flat = sh.figures.knee_qd.is_some() && flat_within(sh, q.requests).is_some();
+    (q.requests < kept && !flat).then(|| {
         format!(
             "the device's queue admits {} requests ({}) of the {kept} the study kept in flight: the others waited in this host for one",
             q.requests,
             q.setting.show()
         )
     })
+}
+
+/// Where the rate stopped growing within a queue of `requests`: its knee
+/// (90 % of the peak) below half the queue, or the last doubling of depth
+/// below the queue's size adding little. Then the queue only filled
+/// behind what held the rate. Why, in words.
+fn flat_within(sh: &Shared, requests: u32) -> Option<String> {
+    let knee = sh.figures.knee_qd.unwrap_or(0);
+    if knee * 2 < requests {
+        return Some(format!(
+            "the device's queue admits {requests} requests and held about that many, but the rate stopped growing at QD {knee}, well before the queue filled"
+        ));
+    }
+    saturates_as_it_fills(sh, requests)
 }
 
 /// Where the device saturates as its queue fills: the last doubling of
