@@ -386,3 +386,14 @@ fn large_reads_are_tried_deeper_and_in_larger_blocks_up_to_their_limits() {
         assert!(matches!(l.at, At::Large), "{id}");
     }
 }
+
+#[test]
+fn a_trial_on_a_job_is_judged_on_the_jobs_own_rate() {
+    // A streaming job's trials are judged on bandwidth, whatever the
+    // lever's table says of the device study's point; a 4 KiB job's on
+    // IOPS; latency and CPU stay what they are.
+    assert_eq!(Metric::Iops.on_job(true), Metric::Bandwidth);
+    assert_eq!(Metric::Bandwidth.on_job(false), Metric::Iops);
+    assert_eq!(Metric::Mean.on_job(true), Metric::Mean);
+    assert_eq!(Metric::Cpu.on_job(false), Metric::Cpu);
+}

@@ -429,3 +429,20 @@ fn a_random_mix_with_a_block_per_direction_is_read_per_direction() {
     // Two sizes are no one size to double.
     assert!(variants(&s).iter().all(|v| !v.what.starts_with("bs")));
 }
+
+#[test]
+fn the_job_written_back_keeps_its_names_as_written() {
+    // kubestr's job renames itself in its own section; fio's example
+    // names its jobs in the global one.
+    let text =
+        "[global]\nname=fio-seq-reads\nrw=read\nbs=256K\n\n[job1]\nname=read_iops\niodepth=16\n";
+    let s = read_file(text, &[]);
+    let back = ssdready_diagnosis::limit::job::best::render(
+        &ssdready_diagnosis::limit::job::best::apply(&s, &["iodepth=32".into()]),
+        "",
+    );
+    assert!(back.contains("name=fio-seq-reads\n"), "{back}");
+    assert!(back.contains("name=read_iops\n"), "{back}");
+    let again = read_file(&back, &[]);
+    assert_eq!(spec(&again, at(&again, "job1")).name, "read_iops");
+}

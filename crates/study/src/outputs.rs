@@ -283,6 +283,11 @@ fn as_written_words(doc: &JobDoc) -> String {
             &i.split,
             "of the mean",
         ));
+        let inst = doc.points.iter().find(|p| p.instrumented);
+        let disk = inst.and_then(|p| p.summary.disk.as_ref());
+        if let Some(note) = disk.and_then(ssdready_diagnosis::limit::configured::split_note) {
+            s.push_str(&format!("    ({note})\n"));
+        }
         s.push_str(&parts_words(
             "its CPU per I/O by layer",
             &i.cpu_layers,

@@ -397,6 +397,10 @@ pub fn run_job(
             planned.extend(more);
             untested.extend(not);
         }
+        let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
+        for p in &mut planned {
+            p.lever.measure = p.lever.measure.on_job(own);
+        }
         let s = on_job::run(sections, h, planned, untested, run, stop, tell);
         doc.trials_point = named.and_then(|named| {
             ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)

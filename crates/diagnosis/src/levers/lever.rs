@@ -87,6 +87,16 @@ impl Metric {
         }
     }
 
+    /// What a trial on a job is judged on: a rate is the job's own
+    /// (bandwidth for a streaming job, IOPS else); latency and CPU stay.
+    pub fn on_job(self, by_bandwidth: bool) -> Metric {
+        match (self, by_bandwidth) {
+            (Metric::Iops | Metric::Bandwidth, true) => Metric::Bandwidth,
+            (Metric::Iops | Metric::Bandwidth, false) => Metric::Iops,
+            (m, _) => m,
+        }
+    }
+
     /// Its name in a sentence.
     pub fn label(self) -> &'static str {
         match self {

@@ -1,7 +1,8 @@
 //! What the machine's configuration says can cap the study's I/O, as the
 //! diagnosis weighs it: the cgroup I/O throttles on the devices the I/O
 //! reaches, the CPU quota, the CPUs the study may use, the device's
-//! request queue, and what this host cannot see below a virtual disk.
+//! request queue and the largest request it builds, and what this host
+//! cannot see below a virtual disk.
 //! Each comes with the setting that holds it (its name, value and file),
 //! so that advice can name what to change. Made from the inventory of
 //! limits ([`ssdready_measured::limits::Inventory`]); a test can write one by hand.
@@ -84,6 +85,18 @@ pub struct QueueCap {
     pub setting: Setting,
 }
 
+/// The largest request the block layer builds on the target's device,
+/// where the device takes larger: a setting, below which larger I/O is
+/// split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestCap {
+    /// `max_sectors_kb`, KiB.
+    pub kib: u64,
+    /// `max_hw_sectors_kb`: the most it may be raised to, KiB.
+    pub hw_kib: u64,
+    pub setting: Setting,
+}
+
 /// Everything that can cap the study's I/O.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Caps {
@@ -91,6 +104,8 @@ pub struct Caps {
     pub cpu_quota: Option<CpuQuota>,
     pub cpus: Option<CpusAllowed>,
     pub queue: Option<QueueCap>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestCap>,
     /// A virtual disk: what this host cannot see below it, in words.
     pub unseen: Option<String>,
 }
@@ -167,6 +182,7 @@ impl Caps {
             cpu_quota,
             cpus: cpus_allowed(inv),
             queue: queue(inv),
+            request: request(inv),
             unseen: inv.devices.iter().find_map(|d| d.unseen.clone()),
         }
     }
@@ -235,6 +251,22 @@ fn cpus_allowed(inv: &Inventory) -> Option<CpusAllowed> {
         cpus: c.set.clone(),
         online: c.online.len() as u32,
         setting,
+    })
+}
+
+/// The target's device's largest request, where a setting holds it below
+/// what the device takes.
+fn request(inv: &Inventory) -> Option<RequestCap> {
+    let d = inv.devices.iter().find(|d| d.role == DeviceRole::Target)?;
+    let (kib, hw_kib) = (d.queue.max_sectors_kb?, d.queue.max_hw_sectors_kb?);
+    (kib < hw_kib).then(|| RequestCap {
+        kib,
+        hw_kib,
+        setting: Setting {
+            name: "queue/max_sectors_kb".into(),
+            value: kib.to_string(),
+            path: format!("/sys/block/{}/queue/max_sectors_kb", d.disk),
+        },
     })
 }
 

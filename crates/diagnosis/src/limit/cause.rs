@@ -45,6 +45,10 @@ pub enum Cause {
     /// The device's request queue: fewer requests admitted than the study
     /// keeps in flight (`nr_requests`, a SCSI `queue_depth`).
     DeviceQueue,
+    /// The largest request the block layer builds (`max_sectors_kb`),
+    /// below the job's I/O: each I/O split into requests the device
+    /// completes one by one.
+    RequestSize,
     /// The file system: its cost against the raw device, or the device
     /// I/O it makes per file I/O.
     FileSystem,
@@ -117,13 +121,14 @@ impl Cause {
     /// own work (a lock, the submitting thread, every CPU busy with the
     /// I/O's path, completions, submission), and last the rate limit below
     /// the host, named only when nothing on the host is.
-    pub const ALL: [Cause; 16] = [
+    pub const ALL: [Cause; 17] = [
         Cause::Apparatus,
         Cause::IoThrottle,
         Cause::CpuQuota,
         Cause::CpusAllowed,
         Cause::Device,
         Cause::DeviceQueue,
+        Cause::RequestSize,
         Cause::Scheduler,
         Cause::FileSystem,
         Cause::OtherWork,
@@ -149,6 +154,7 @@ impl Cause {
             Cause::IoPathCpu => "the I/O path's CPU",
             Cause::Scheduler => "the scheduler",
             Cause::DeviceQueue => "the device's queue",
+            Cause::RequestSize => "the request size",
             Cause::FileSystem => "the file system",
             Cause::Lock => "a lock",
             Cause::SubmissionPath => "submission path",
@@ -172,7 +178,7 @@ impl Cause {
             Cause::CpusAllowed | Cause::OtherWork | Cause::IoPathCpu => Layer::Cpus,
             Cause::OneCore => Layer::Application,
             Cause::Scheduler => Layer::Scheduler,
-            Cause::DeviceQueue => Layer::BlockQueue,
+            Cause::DeviceQueue | Cause::RequestSize => Layer::BlockQueue,
             Cause::FileSystem => Layer::FileSystem,
             Cause::Lock | Cause::SubmissionPath | Cause::Completions => Layer::Kernel,
             Cause::Apparatus => Layer::Apparatus,

@@ -1,10 +1,12 @@
 //! The candidates the machine's configuration sets: a cgroup I/O throttle,
 //! a CPU quota, the CPUs the study may use (other processes' work on them
-//! is [`super::others`]'s), the CPU the I/O's own path costs, and the
-//! device's request queue. Each holds only with positive evidence
-//! from the run itself — the rate at the throttle's value, the group
-//! stopped by its quota, the allowed CPUs busy, the device holding no more
-//! requests than its queue admits — never from the setting alone.
+//! is [`super::others`]'s), the CPU the I/O's own path costs, the
+//! device's request queue and the size of its requests. Each holds only
+//! with positive evidence from the run itself — the rate at the
+//! throttle's value, the group stopped by its quota, the allowed CPUs
+//! busy, the device holding no more requests than its queue admits, or
+//! completing several requests for each I/O — never from the setting
+//! alone.
 
 use super::caps::{Caps, QueueCap};
 use super::found::{pct, Found, Test};
@@ -420,6 +422,108 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         setting: Some(q.setting.clone()),
         margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
     })
+}
+
+/// Requests per I/O, at least, for a split to be what the device was busy
+/// with: each I/O made two requests or more.
+pub const SPLIT_AT_LEAST: f64 = 2.0;
+
+/// The size of the block layer's requests: `max_sectors_kb` set below the
+/// job's I/O (and below what the device takes), the device's own counters
+/// showing each I/O made that many requests, and the device busy with
+/// them. Whether raising it gains is the trial's to say (a device that
+/// streams small requests as fast as large ones loses nothing).
+pub fn request_size(sh: &Shared, v: &View) -> Test {
+    let Some(cap) = &sh.caps.request else {
+        return Test::No(
+            "the largest request the block layer builds is as large as the device takes".into(),
+        );
+    };
+    let bs = v.run.workload.bs;
+    let max = cap.kib * 1024;
+    if bs <= max {
+        return Test::No(format!(
+            "each {} I/O fits one request ({} = {} KiB)",
+            io_size(bs),
+            cap.setting.name,
+            cap.kib
+        ));
+    }
+    let Some(d) = v.disk else {
+        return Test::No("no device counters to show the I/Os split".into());
+    };
+    let per_io = d.ios_per_app_io().unwrap_or(0.0);
+    if per_io < SPLIT_AT_LEAST || d.util_pct < DEVICE_BUSY_PCT {
+        return Test::No(format!(
+            "{} = {} KiB is below the job's {} I/Os, but {} made {per_io:.1} requests per I/O and was busy {}: the split is not what held it",
+            cap.setting.name,
+            cap.kib,
+            io_size(bs),
+            d.name,
+            pct(d.util_pct)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} splits each {} I/O into {:.0} requests, which {} completes one by one",
+            cap.setting.name,
+            cap.setting.value,
+            io_size(bs),
+            bs.div_ceil(max),
+            d.name
+        ),
+        evidence: vec![
+            format!(
+                "{} completed {} requests for the job's {} I/Os: {per_io:.1} each (/sys/block/{}/stat)",
+                d.name,
+                fmt_count(d.ios as f64),
+                fmt_count(d.app_ios as f64),
+                d.name
+            ),
+            format!(
+                "{} was busy {} of the run with them, holding {:.1} requests on average for the {} I/Os in flight",
+                d.name,
+                pct(d.util_pct),
+                d.in_flight.unwrap_or(0.0),
+                v.in_flight
+            ),
+            format!(
+                "the device takes requests of up to {} KiB (queue/max_hw_sectors_kb)",
+                cap.hw_kib
+            ),
+        ],
+        setting: Some(cap.setting.clone()),
+        margin_pct: Some(100.0 * (per_io / SPLIT_AT_LEAST - 1.0)),
+    })
+}
+
+/// Where the kernel split each I/O of the instrumented run into several
+/// requests, why its latency split speaks for no part of the I/O's
+/// latency ([`split_note`]).
+pub(super) fn split_requests(sh: &Shared) -> Option<String> {
+    split_note(sh.instrumented?.summary.disk.as_ref()?)
+}
+
+/// Where the device's counters `d` show each I/O split into several
+/// requests: the decomposition's device part is one request's, and the
+/// wait for the I/O's last request falls into its completion part, so
+/// its shares are not the I/O's. Why, in words.
+pub fn split_note(d: &ssdready_measured::summary::DiskSummary) -> Option<String> {
+    let n = d.ios_per_app_io()?;
+    (n >= SPLIT_AT_LEAST).then(|| {
+        format!(
+            "{} made {n:.1} requests per I/O: the latency split times each request, and an I/O waits for its last, so its shares are not the I/O's",
+            d.name
+        )
+    })
+}
+
+/// `256 KiB`, or the bytes where not whole KiB.
+fn io_size(bs: u64) -> String {
+    match bs % 1024 {
+        0 => format!("{} KiB", bs / 1024),
+        _ => format!("{bs} bytes"),
+    }
 }
 
 /// The device's queue where it admits fewer requests than the study

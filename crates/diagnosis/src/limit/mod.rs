@@ -1,10 +1,11 @@
 //! What holds the I/O back at the peak of the queue-depth curve, judged
 //! as evidence for and against each candidate cause ([`Cause`]): a cgroup
 //! I/O throttle, a CPU quota, the CPUs the study may use, other work on
-//! them, the device against its basis, the device's request queue, the I/O
-//! scheduler, the file system, a lock, the submitting thread, completions,
-//! the submission path, a rate limit below the host — and ssdready's own
-//! apparatus, the emulated drive's daemon.
+//! them, the device against its basis, the device's request queue, the
+//! size of its requests, the I/O scheduler, the file system, a lock, the
+//! submitting thread, completions, the submission path, a rate limit
+//! below the host — and ssdready's own apparatus, the emulated drive's
+//! daemon.
 //!
 //! Each repeat of the peak's depth is judged on its own: the first cause
 //! in [`Cause::ALL`]'s order whose test holds is that repeat's. A test
@@ -36,6 +37,8 @@ mod tests_group;
 mod tests_others;
 #[cfg(test)]
 mod tests_point;
+#[cfg(test)]
+mod tests_request;
 #[cfg(test)]
 mod tests_stacked;
 #[cfg(test)]
@@ -188,6 +191,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
         Cause::OtherWork => others::other_work,
         Cause::Device => path::device,
         Cause::DeviceQueue => configured::device_queue,
+        Cause::RequestSize => configured::request_size,
         Cause::Scheduler => path::scheduler,
         Cause::FileSystem => path::file_system,
         Cause::Lock => path::lock,

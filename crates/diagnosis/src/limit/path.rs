@@ -440,6 +440,9 @@ fn share(sh: &Shared, names: &[&str]) -> Result<f64, String> {
             pct(j)
         ));
     }
+    if let Some(why) = super::configured::split_requests(sh) {
+        return Err(why);
+    }
     Ok(d.parts
         .iter()
         .filter(|p| names.contains(&p.0.as_str()))
@@ -606,6 +609,12 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     }
     if !sh.figures.saturated {
         return Test::No("the rate still grew with depth at the deepest point".into());
+    }
+    if let Test::Holds(f) = super::configured::request_size(sh, v) {
+        return Test::No(format!(
+            "the device was busy with requests this host made small: {}",
+            f.part
+        ));
     }
     let busy_host = busy_host(v);
     // A loop device's own disk, counted by the kernel per run, shows where

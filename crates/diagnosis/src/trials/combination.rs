@@ -162,7 +162,8 @@ pub const MAX_BEHIND: usize = 2;
 
 /// The trials of the host's caps (`raises_cap`: a request queue's size, a
 /// request's, the study's group's limit) that bought nothing alone — no
-/// gain, or too noisy to say — and are not among `helped`: each may bind
+/// gain, or too noisy to say, or worse where their limit did not bind at
+/// their point — and are not among `helped`: each may bind
 /// only once a change that helped lifts the limit in front of it (a CPU
 /// quota behind a request queue of four), so the search measures them
 /// behind those changes. One per lever, at most [`MAX_BEHIND`], in the
@@ -175,7 +176,12 @@ pub fn behind<'a>(
     let mut out: Vec<&Trial> = Vec::new();
     for t in trials {
         let host = t.kind.ops().of_host() && raises_cap(&t.lever);
-        let nothing = matches!(t.outcome, Outcome::NoGain | Outcome::TooNoisy);
+        // Measured worse where its limit did not bind at its point: the
+        // loss is the move's or the noise's, not the limit's, which may
+        // bind once the change in front of it is made (a throttle behind
+        // a request size that split each read in 64).
+        let unbound_worse = t.outcome == Outcome::Worse && t.unbound.is_some();
+        let nothing = matches!(t.outcome, Outcome::NoGain | Outcome::TooNoisy) || unbound_worse;
         let known = helped.iter().chain(out.iter()).any(|h| h.lever == t.lever);
         if host && nothing && !known && out.len() < MAX_BEHIND {
             out.push(t);

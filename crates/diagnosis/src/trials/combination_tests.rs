@@ -265,3 +265,24 @@ fn a_trials_section_without_a_combination_still_reads() {
     assert_eq!((back.kept.levers, back.words), (c.kept.levers, c.words));
     assert!(back.beats_best && back.kept.turns.len() == 3);
 }
+
+#[test]
+fn a_cap_whose_lift_measured_worse_where_it_did_not_bind_is_tried_behind_the_change_that_helped() {
+    let front = trial("max-sectors", 1.8);
+    let mut throttle = trial("io-throttle", 0.9);
+    throttle.kind = Kind::Cgroup;
+    assert_eq!(throttle.outcome, Outcome::Worse);
+    let cap = |id: &str| id == "io-throttle";
+    // Worse, with nothing to say its limit did not bind: not tried again.
+    let ts = [front.clone(), throttle.clone()];
+    assert!(behind(&ts, &[&ts[0]], &cap).is_empty());
+    // Its baseline ran below the throttle: the loss is not the limit's,
+    // which binds once the request size is lifted.
+    throttle.unbound = Some("its baseline ran at 9609 IOPS, below the throttle's 15259".into());
+    let ts = [front, throttle];
+    let ids: Vec<&str> = behind(&ts, &[&ts[0]], &cap)
+        .iter()
+        .map(|t| t.lever.as_str())
+        .collect();
+    assert_eq!(ids, ["io-throttle"]);
+}

@@ -159,7 +159,7 @@ pub fn render(sections: &[Section], header: &str) -> String {
             let replaced = sec.options[i + 1..]
                 .iter()
                 .any(|x| job::canonical(&x.key) == name);
-            if replaced || o.key == "name" {
+            if replaced {
                 continue;
             }
             match &o.value {
