@@ -3,17 +3,17 @@
 //! and the device busy with the pieces, and a latency split taken of such
 //! requests speaks for no part of the I/O's latency.
 
-use super::caps::{Caps, RequestCap, Setting};
+use super::caps::{Caps, CpuQuota, RequestCap, Setting};
 use super::tests::{judge, ruled, run, target};
 use super::*;
 use ssdready_measured::summary::DecompSummary;
 
-/// `max_sectors_kb` of `kib` on loop3, whose device takes 1280 KiB.
+/// `max_sectors_kb` of `kib` on loop3, whose device takes 4 MiB.
 fn request_of(kib: u64) -> Caps {
     Caps {
         request: Some(RequestCap {
             kib,
-            hw_kib: 1280,
+            hw_kib: 4096,
             setting: Setting {
                 name: "queue/max_sectors_kb".into(),
                 value: kib.to_string(),
@@ -86,6 +86,17 @@ fn a_request_size_is_not_named_from_the_setting_alone() {
     assert_ne!(s.limit, Cause::RequestSize, "{s:?}");
     let r = ruled(&s, Cause::RequestSize);
     assert!(r.why.contains("was busy 40 %"), "{}", r.why);
+    // 4 MiB reads split in four requests of 1280 KiB, the device busy:
+    // pieces that large stream at the device's bandwidth.
+    let mut big = streaming(4, 95.0);
+    for r in &mut big {
+        r.workload.bs = 4 << 20;
+    }
+    let s = judge(&t, &big, &request_of(1280), true);
+    assert_ne!(s.limit, Cause::RequestSize, "{s:?}");
+    assert!(ruled(&s, Cause::RequestSize)
+        .why
+        .contains("streams at its bandwidth"));
     // No setting below what the device takes: nothing of this host to raise.
     let s = judge(&t, &streaming(64, 95.0), &Caps::default(), true);
     assert_ne!(s.limit, Cause::RequestSize, "{s:?}");
@@ -93,4 +104,29 @@ fn a_request_size_is_not_named_from_the_setting_alone() {
     // One request per I/O: the latency split speaks for the I/O.
     let s = judge(&t, &streaming(1, 95.0), &Caps::default(), true);
     assert_eq!(s.limit, Cause::Completions, "{s:?}");
+}
+
+#[test]
+fn split_requests_under_a_quota_they_use_up_are_the_request_size_after_the_quota() {
+    // The device idled, but the group's 0.30 CPUs went to the pieces: the
+    // quota holds, and the request size with it.
+    let t = target(TargetKind::RamDevice);
+    let caps = Caps {
+        cpu_quota: Some(CpuQuota {
+            cpus: 0.3,
+            setting: Setting {
+                name: "cpu.cfs_quota_us".into(),
+                value: "30000 (period 100000 µs)".into(),
+                path: "/sys/fs/cgroup/cpu/planted/cpu.cfs_quota_us".into(),
+            },
+        }),
+        ..request_of(4)
+    };
+    let s = judge(&t, &streaming(64, 40.0), &caps, true);
+    assert_eq!(s.limit, Cause::CpuQuota, "{s:?}");
+    let also = s.also_held.iter().find(|a| a.cause == Cause::RequestSize);
+    assert!(also.is_some(), "{:?}", s.also_held);
+    // Without the quota the idle device clears the request size.
+    let s = judge(&t, &streaming(64, 40.0), &request_of(4), true);
+    assert!(ruled(&s, Cause::RequestSize).why.contains("CPU to spare"));
 }
