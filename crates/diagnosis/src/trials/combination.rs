@@ -376,7 +376,10 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
             "together they bought at least what the best single change did, {best_words}, but not more beyond the noise"
         ),
         Some(k) => format!(
-            "the whole set bought less than its best single change, {best_words}: the changes interact; kept the best set measured, {}",
+            "the whole set bought less{} than its best single change, {best_words}: the changes interact; kept the best set measured, {}",
+            c.sets[0]
+                .gain(best.metric)
+                .map_or(String::new(), |g| format!(" ({})", trials::fmt_gain(g))),
             without(c, &c.sets[k])
         ),
         None => format!(

@@ -177,6 +177,12 @@ fn the_search_drops_the_change_that_helped_least_first_and_keeps_the_first_set_t
         "{}",
         c.words
     );
+    // What the whole set bought is said beside the best change's.
+    assert!(
+        c.words.starts_with("the whole set bought less (+20"),
+        "{}",
+        c.words
+    );
     let lines = lines(&c);
     assert!(
         lines.contains("measured without rq-affinity: IOPS +15"),
