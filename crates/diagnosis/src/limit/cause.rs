@@ -66,6 +66,9 @@ pub enum Cause {
     /// kernel, busy all the time.
     #[serde(alias = "the drive's daemon")]
     Apparatus,
+    /// The page cache: buffered writes the device did not take within the
+    /// run, written back after it; the rate is the cache's.
+    PageCache,
     /// No candidate had positive evidence.
     #[default]
     #[serde(alias = "unknown", alias = "")]
@@ -94,6 +97,8 @@ pub enum Layer {
     BlockQueue,
     /// The file system.
     FileSystem,
+    /// The page cache.
+    PageCache,
     /// ssdready's own apparatus.
     Apparatus,
     /// Not identified.
@@ -113,16 +118,18 @@ impl Cause {
         }
     }
 
-    /// Every cause, in the order the study weighs them: the apparatus and
-    /// the limits set on the machine first (what an engineer can change at
+    /// Every cause, in the order the study weighs them: the apparatus, the
+    /// page cache (where the rate measured it, no limit below speaks for
+    /// the rate) and the limits set on the machine first (what an engineer can change at
     /// once, their evidence the most direct), the device against its basis,
     /// the block layer's settings and the file system (they hold whatever
     /// else runs), other work on the CPUs (it comes and goes), the host's
     /// own work (a lock, the submitting thread, every CPU busy with the
     /// I/O's path, completions, submission), and last the rate limit below
     /// the host, named only when nothing on the host is.
-    pub const ALL: [Cause; 17] = [
+    pub const ALL: [Cause; 18] = [
         Cause::Apparatus,
+        Cause::PageCache,
         Cause::IoThrottle,
         Cause::CpuQuota,
         Cause::CpusAllowed,
@@ -160,6 +167,7 @@ impl Cause {
             Cause::SubmissionPath => "submission path",
             Cause::Completions => "completions",
             Cause::Apparatus => "the drive's daemon",
+            Cause::PageCache => "the page cache",
             Cause::NotIdentified => "not identified",
         }
     }
@@ -180,6 +188,7 @@ impl Cause {
             Cause::Scheduler => Layer::Scheduler,
             Cause::DeviceQueue | Cause::RequestSize => Layer::BlockQueue,
             Cause::FileSystem => Layer::FileSystem,
+            Cause::PageCache => Layer::PageCache,
             Cause::Lock | Cause::SubmissionPath | Cause::Completions => Layer::Kernel,
             Cause::Apparatus => Layer::Apparatus,
             Cause::NotIdentified => Layer::Unknown,

@@ -5,7 +5,8 @@
 //! size of its requests, the I/O scheduler, the file system, a lock, the
 //! submitting thread, completions, the submission path, a rate limit
 //! below the host — and ssdready's own apparatus, the emulated drive's
-//! daemon.
+//! daemon; and, for a job's buffered writes, the page cache, where the
+//! rate measured it rather than the device.
 //!
 //! Each repeat of the peak's depth is judged on its own: the first cause
 //! in [`Cause::ALL`]'s order whose test holds is that repeat's. A test
@@ -17,6 +18,7 @@
 //! says so ([`Saturation::repeats_agree`]), and no verdict resting on it
 //! can be of high confidence.
 
+pub mod cache;
 pub mod caps;
 pub mod cause;
 pub mod configured;
@@ -185,6 +187,7 @@ type TestFn = fn(&Shared, &View) -> Test;
 fn test_of(c: Cause) -> Option<TestFn> {
     Some(match c {
         Cause::Apparatus => path::apparatus,
+        Cause::PageCache => cache::page_cache,
         Cause::IoThrottle => configured::io_throttle,
         Cause::CpuQuota => configured::cpu_quota,
         Cause::CpusAllowed => configured::cpus_allowed,

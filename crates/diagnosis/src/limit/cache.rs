@@ -1,0 +1,114 @@
+//! The page cache as what a run's rate measured: a job's buffered writes
+//! that the device did not take within the run, written back after it.
+//! A run of a second or so fills the page cache well below its dirty
+//! limit, so the writes go at the speed of memory; closing the target
+//! then writes them back at the device's pace, or at the pace of a limit
+//! on it (a write throttle on the group the writeback is charged to).
+//! The rate is the cache's, not the device's; in a run of the job's own
+//! length the dirty pages reach their limit and the writer waits for the
+//! writeback.
+
+use super::found::{pct, Found, Test};
+use super::view::{Shared, View};
+use ssdready_core::units::fmt_bytes;
+
+/// The device wrote under this share of the bytes the job wrote within
+/// the run.
+pub const DEVICE_SHARE: f64 = 0.5;
+
+/// The run lasted at least this many times its I/O's length, and this
+/// many seconds more: the close waited for the writeback.
+pub const AFTER_TIMES: f64 = 2.0;
+pub const AFTER_S: f64 = 2.0;
+
+/// Buffered writes the device did not take within the run, whose
+/// writeback held the run's end well past its I/O.
+pub fn page_cache(_sh: &Shared, v: &View) -> Test {
+    let r = v.run;
+    let w = &r.workload;
+    let writes = w.rw.contains("write") || w.rw.ends_with("rw");
+    if w.direct || !writes {
+        return Test::No("no writes through the page cache to weigh".into());
+    }
+    let Some(d) = v.disk else {
+        return Test::No("no device counters to show where the writes went".into());
+    };
+    let s = &r.summary;
+    let window = s.window_s.max(1e-3);
+    let wrote = s.write_iops * w.bs as f64 * window;
+    let device = d.bytes.saturating_sub(d.read_bytes) as f64;
+    let after = r.wall_s - window;
+    let held = after >= (AFTER_TIMES * window).max(AFTER_S);
+    if wrote <= 0.0 || device >= DEVICE_SHARE * wrote || !held {
+        return Test::No(format!(
+            "{} wrote {} of the {} the job wrote within the run, which ended {after:.1} s after its I/O",
+            d.name,
+            fmt_bytes(device),
+            fmt_bytes(wrote)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "{} wrote {} of the {} the job's writes made within the run, and the run ended {after:.1} s after its I/O, writing them back",
+            d.name,
+            fmt_bytes(device),
+            fmt_bytes(wrote)
+        ),
+        evidence: vec![
+            format!(
+                "{} of the job's writes reached {} within the run (/sys/block/{}/stat against the job's {:.0} writes a second)",
+                pct(100.0 * device / wrote),
+                d.name,
+                d.name,
+                s.write_iops
+            ),
+            format!(
+                "the run took {:.1} s for {window:.1} s of I/O: closing the target waited for its dirty pages, written back at the device's pace or a limit's on it",
+                r.wall_s
+            ),
+        ],
+        setting: None,
+        margin_pct: Some(100.0 * (1.0 - device / (DEVICE_SHARE * wrote))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{judge, ruled, run, target};
+    use super::super::*;
+    use ssdready_measured::record::RunRecord;
+
+    /// Buffered 4 KiB random writes at 63K a second for a second, the
+    /// device writing `device` bytes within it, the run ending `wall_s`
+    /// after it began.
+    fn buffered(device: u64, wall_s: f64) -> RunRecord {
+        let mut r = run("qd-16", 16, 63_000.0, 27.0, 83.0, 2.0);
+        (r.workload.rw, r.workload.direct, r.wall_s) = ("randwrite".into(), false, wall_s);
+        r.summary.write_iops = 63_000.0;
+        let d = r.summary.disk.as_mut().unwrap();
+        (d.read_bytes, d.bytes) = (0, device);
+        r
+    }
+
+    #[test]
+    fn buffered_writes_the_device_took_after_the_run_are_the_page_caches_rate() {
+        let t = target(TargetKind::RamDevice);
+        let s = judge(&t, &[buffered(0, 30.0)], &Caps::default(), true);
+        assert_eq!(s.limit, Cause::PageCache, "{s:?}");
+        assert!(s.part.contains("ended 29.0 s after its I/O"), "{}", s.part);
+        // The device took them within the run: no cache between.
+        let s = judge(&t, &[buffered(63_000 * 4096, 1.5)], &Caps::default(), true);
+        assert_ne!(s.limit, Cause::PageCache, "{s:?}");
+        // Or the run ended with its I/O: nothing waited to be written.
+        let s = judge(&t, &[buffered(0, 1.5)], &Caps::default(), true);
+        assert_ne!(s.limit, Cause::PageCache, "{s:?}");
+        assert!(ruled(&s, Cause::PageCache)
+            .why
+            .contains("ended 0.5 s after"));
+        // Direct writes never are.
+        let mut direct = buffered(0, 30.0);
+        direct.workload.direct = true;
+        let s = judge(&t, &[direct], &Caps::default(), true);
+        assert_ne!(s.limit, Cause::PageCache, "{s:?}");
+    }
+}
