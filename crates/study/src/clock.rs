@@ -248,6 +248,9 @@ pub fn now_ms() -> u64 {
 /// length (the clock's allowance before a run starts).
 pub const RUN_START_S: f64 = 0.5;
 
+/// How a run the budget refused begins its error.
+pub const NOT_RUN: &str = "not run:";
+
 /// A budget kept run by run: no run starts that would end past its end,
 /// a run taking what the first was said to take, or the longest so far.
 /// The study's runs of a job and fio's beside them each keep one.
@@ -275,7 +278,7 @@ impl RunBudget {
         let run_s = self.longest_s.get();
         match left < run_s {
             true => Err(format!(
-                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
+                "{NOT_RUN} {left:.0} s of the budget left, a run takes {run_s:.0} s"
             )),
             false => Ok(()),
         }

@@ -467,6 +467,12 @@ fn measure_job(
                 }
                 doc.repeats.push(RunFigures::of(&r))
             }
+            // Judged from the repeats made where the budget refused more.
+            Err(e) if !doc.repeats.is_empty() && e.starts_with(crate::clock::NOT_RUN) => {
+                doc.notes
+                    .push(format!("{i} of {REPEATS} repeats as written: {e}"));
+                break;
+            }
             Err(e) => {
                 doc.error = Some(e);
                 return false;
@@ -693,3 +699,7 @@ fn variant(
     job_gain::judge_variant(&mut out, base);
     out
 }
+
+#[cfg(test)]
+#[path = "session_run_tests.rs"]
+mod tests;

@@ -23,7 +23,7 @@ pub const AFTER_S: f64 = 2.0;
 
 /// Buffered writes the device did not take within the run, whose
 /// writeback held the run's end well past its I/O.
-pub fn page_cache(_sh: &Shared, v: &View) -> Test {
+pub fn page_cache(sh: &Shared, v: &View) -> Test {
     let r = v.run;
     let w = &r.workload;
     let writes = w.rw.contains("write") || w.rw.ends_with("rw");
@@ -47,6 +47,20 @@ pub fn page_cache(_sh: &Shared, v: &View) -> Test {
             fmt_bytes(wrote)
         ));
     }
+    let mut evidence = vec![
+        format!(
+            "{} of the job's writes reached {} within the run (/sys/block/{}/stat against the job's {:.0} writes a second)",
+            pct(100.0 * device / wrote),
+            d.name,
+            d.name,
+            s.write_iops
+        ),
+        format!(
+            "the run took {:.1} s for {window:.1} s of I/O: closing the target waited for its dirty pages, written back at the device's pace or a limit's on it",
+            r.wall_s
+        ),
+    ];
+    evidence.extend(pace(sh, (wrote - device) / after, w.bs));
     Test::Holds(Found {
         part: format!(
             "{} wrote {} of the {} the job's writes made within the run, and the run ended {after:.1} s after its I/O, writing them back",
@@ -54,26 +68,33 @@ pub fn page_cache(_sh: &Shared, v: &View) -> Test {
             fmt_bytes(device),
             fmt_bytes(wrote)
         ),
-        evidence: vec![
-            format!(
-                "{} of the job's writes reached {} within the run (/sys/block/{}/stat against the job's {:.0} writes a second)",
-                pct(100.0 * device / wrote),
-                d.name,
-                d.name,
-                s.write_iops
-            ),
-            format!(
-                "the run took {:.1} s for {window:.1} s of I/O: closing the target waited for its dirty pages, written back at the device's pace or a limit's on it",
-                r.wall_s
-            ),
-        ],
+        evidence,
         setting: None,
         margin_pct: Some(100.0 * (1.0 - device / (DEVICE_SHARE * wrote))),
     })
 }
 
+/// The writeback's pace, `bytes_per_s` of `bs`-byte writes, in words;
+/// with the write throttle of the study's group whose value it is near.
+fn pace(sh: &Shared, bytes_per_s: f64, bs: u64) -> Option<String> {
+    let per_s = bytes_per_s / bs.max(1) as f64;
+    let near = sh.caps.io_limit(false, bs).filter(|(limit, _)| {
+        (super::configured::THROTTLE_LOW..=super::configured::THROTTLE_HIGH)
+            .contains(&(per_s / limit))
+    });
+    Some(format!(
+        "after the run they were written back at {}/s ({per_s:.0} writes a second){}",
+        fmt_bytes(bytes_per_s),
+        near.map_or(String::new(), |(_, c)| format!(
+            ": the pace {} = {} allows on {}",
+            c.setting.name, c.setting.value, c.device
+        ))
+    ))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::caps::{IoCap, IoKind};
     use super::super::tests::{judge, ruled, run, target};
     use super::super::*;
     use ssdready_measured::record::RunRecord;
@@ -96,6 +117,31 @@ mod tests {
         let s = judge(&t, &[buffered(0, 30.0)], &Caps::default(), true);
         assert_eq!(s.limit, Cause::PageCache, "{s:?}");
         assert!(s.part.contains("ended 29.0 s after its I/O"), "{}", s.part);
+        // 258 MB written back in 29 s: 2,172 writes of 4 KiB a second, the
+        // pace of a 2,000-IOPS write throttle on the group.
+        let throttle = Caps {
+            io: vec![IoCap {
+                kind: IoKind::WriteIops,
+                value: 2_000.0,
+                device: "loop3".into(),
+                setting: super::super::tests::setting(
+                    "blkio.throttle.write_iops_device",
+                    "7:3 2000",
+                ),
+            }],
+            ..Default::default()
+        };
+        let s = judge(&t, &[buffered(0, 30.0)], &throttle, true);
+        assert_eq!(s.limit, Cause::PageCache, "{s:?}");
+        let paced = s
+            .evidence
+            .iter()
+            .find(|e| e.contains("2172 writes a second"));
+        assert!(
+            paced.is_some_and(|e| e.contains("the pace blkio.throttle.write_iops_device")),
+            "{:?}",
+            s.evidence
+        );
         // The device took them within the run: no cache between.
         let s = judge(&t, &[buffered(63_000 * 4096, 1.5)], &Caps::default(), true);
         assert_ne!(s.limit, Cause::PageCache, "{s:?}");
