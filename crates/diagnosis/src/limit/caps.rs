@@ -301,6 +301,35 @@ mod tests {
     }
 
     #[test]
+    fn a_request_size_is_a_cap_only_below_what_the_device_takes() {
+        use ssdready_measured::limits::{Device, QueueSettings};
+        let with = |kib: u64, hw_kib: u64| {
+            let mut inv = ssdready_measured::group_limits::fixtures::v1_plant();
+            inv.devices = vec![Device {
+                device: "7:3".into(),
+                disk: "loop3".into(),
+                role: DeviceRole::Target,
+                transport: "loop".into(),
+                model: None,
+                virtual_disk: false,
+                unseen: None,
+                queue: QueueSettings {
+                    max_sectors_kb: Some(kib),
+                    max_hw_sectors_kb: Some(hw_kib),
+                    ..Default::default()
+                },
+                source: "/sys/block/loop3".into(),
+            }];
+            Caps::of(&inv).request
+        };
+        let r = with(4, 1280).expect("4 KiB of 1280 is a setting below the device");
+        assert_eq!((r.kib, r.hw_kib), (4, 1280));
+        assert_eq!(r.setting.path, "/sys/block/loop3/queue/max_sectors_kb");
+        // As large as the device takes: nothing of this host to raise.
+        assert!(with(128, 128).is_none());
+    }
+
+    #[test]
     fn the_tightest_throttle_is_taken_in_ios_per_second() {
         let c = Caps {
             io: vec![
