@@ -43,11 +43,7 @@ impl Point {
             "write" => "sequential writes",
             _ => "mixed I/O",
         };
-        let bs = match self.bs {
-            b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-            b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b >> 10),
-            b => format!("{b} B"),
-        };
+        let bs = crate::stack::ceiling_words::bytes(self.bs);
         let thr = match self.threads {
             1 => "1 thread".to_string(),
             n => format!("{n} threads"),

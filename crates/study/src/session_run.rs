@@ -397,7 +397,7 @@ pub fn run_job(
             planned.extend(more);
             untested.extend(not);
         }
-        let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
+        let own = by_bandwidth(doc, sections);
         for p in &mut planned {
             p.lever.measure = p.lever.measure.on_job(own);
         }
@@ -510,6 +510,12 @@ fn measure_job(
     true
 }
 
+/// Whether the job's own metric is bandwidth (a streaming job), as its
+/// repeats as written show it: what its changes are judged on.
+fn by_bandwidth(doc: &JobDoc, sections: &[JobSection]) -> bool {
+    job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections))
+}
+
 /// Every change that gained beyond the noise, together — the job's own
 /// options and the host's changes, and behind them the host's caps that
 /// bought nothing alone — in turns against the job as written, searched
@@ -533,7 +539,7 @@ fn best_together(
     if chosen.is_empty() && helped.is_empty() {
         return None;
     }
-    let own = job_gain::by_bandwidth(&job_gain::baseline(&doc.repeats, sections));
+    let own = by_bandwidth(doc, sections);
     let mut measured = |b: &mut Best| {
         let changes = b.changes().join(" ");
         tell(format!(

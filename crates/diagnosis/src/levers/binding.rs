@@ -31,7 +31,7 @@ use ssdready_measured::limits::{Inventory, IoLimitKind};
 pub const THROTTLE_BOUND: f64 = 0.8;
 
 /// Whether the point's I/O is reads, and writes.
-fn directions(rw: &str) -> (bool, bool) {
+pub(crate) fn directions(rw: &str) -> (bool, bool) {
     let mixed = rw.ends_with("rw") || rw == "readwrite";
     (rw.contains("read") || mixed, rw.contains("write") || mixed)
 }

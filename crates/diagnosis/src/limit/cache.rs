@@ -26,7 +26,7 @@ pub const AFTER_S: f64 = 2.0;
 pub fn page_cache(sh: &Shared, v: &View) -> Test {
     let r = v.run;
     let w = &r.workload;
-    let writes = w.rw.contains("write") || w.rw.ends_with("rw");
+    let (_, writes) = crate::levers::binding::directions(&w.rw);
     if w.direct || !writes {
         return Test::No("no writes through the page cache to weigh".into());
     }
@@ -60,7 +60,7 @@ pub fn page_cache(sh: &Shared, v: &View) -> Test {
             r.wall_s
         ),
     ];
-    evidence.extend(pace(sh, (wrote - device) / after, w.bs));
+    evidence.push(pace(sh, (wrote - device) / after, w.bs));
     Test::Holds(Found {
         part: format!(
             "{} wrote {} of the {} the job's writes made within the run, and the run ended {after:.1} s after its I/O, writing them back",
@@ -76,20 +76,20 @@ pub fn page_cache(sh: &Shared, v: &View) -> Test {
 
 /// The writeback's pace, `bytes_per_s` of `bs`-byte writes, in words;
 /// with the write throttle of the study's group whose value it is near.
-fn pace(sh: &Shared, bytes_per_s: f64, bs: u64) -> Option<String> {
+fn pace(sh: &Shared, bytes_per_s: f64, bs: u64) -> String {
     let per_s = bytes_per_s / bs.max(1) as f64;
     let near = sh.caps.io_limit(false, bs).filter(|(limit, _)| {
         (super::configured::THROTTLE_LOW..=super::configured::THROTTLE_HIGH)
             .contains(&(per_s / limit))
     });
-    Some(format!(
+    format!(
         "after the run they were written back at {}/s ({per_s:.0} writes a second){}",
         fmt_bytes(bytes_per_s),
         near.map_or(String::new(), |(_, c)| format!(
             ": the pace {} = {} allows on {}",
             c.setting.name, c.setting.value, c.device
         ))
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -450,7 +450,7 @@ pub fn request_size(sh: &Shared, v: &View) -> Test {
     if bs <= max {
         return Test::No(format!(
             "each {} I/O fits one request ({} = {} KiB)",
-            io_size(bs),
+            crate::stack::ceiling_words::bytes(bs),
             cap.setting.name,
             cap.kib
         ));
@@ -460,7 +460,7 @@ pub fn request_size(sh: &Shared, v: &View) -> Test {
             "{} = {} KiB splits each {} I/O, into requests a device streams at its bandwidth",
             cap.setting.name,
             cap.kib,
-            io_size(bs)
+            crate::stack::ceiling_words::bytes(bs)
         ));
     }
     let Some(d) = v.disk else {
@@ -470,12 +470,21 @@ pub fn request_size(sh: &Shared, v: &View) -> Test {
     // Each piece costs the host a request's work too: where the CPU was
     // scarce (a quota used up, the allowed CPUs busy), the pieces spent it.
     let scarce = cpu_scarce(sh.caps, v);
-    if per_io < SPLIT_AT_LEAST || (d.util_pct < DEVICE_BUSY_PCT && !scarce) {
+    let below = format!(
+        "{} = {} KiB is below the job's {} I/Os",
+        cap.setting.name,
+        cap.kib,
+        crate::stack::ceiling_words::bytes(bs)
+    );
+    if per_io < SPLIT_AT_LEAST {
         return Test::No(format!(
-            "{} = {} KiB is below the job's {} I/Os, but {} made {per_io:.1} requests per I/O and was busy {}, with CPU to spare: the split is not what held it",
-            cap.setting.name,
-            cap.kib,
-            io_size(bs),
+            "{below}, but {} made {per_io:.1} requests per I/O: the split was not seen",
+            d.name
+        ));
+    }
+    if d.util_pct < DEVICE_BUSY_PCT && !scarce {
+        return Test::No(format!(
+            "{below}, but {} was busy {}, with CPU to spare: the split is not what held it",
             d.name,
             pct(d.util_pct)
         ));
@@ -495,7 +504,7 @@ pub fn request_size(sh: &Shared, v: &View) -> Test {
             "{} = {} splits each {} I/O into {:.0} requests, which {} completes one by one",
             cap.setting.name,
             cap.setting.value,
-            io_size(bs),
+            crate::stack::ceiling_words::bytes(bs),
             bs.div_ceil(max),
             d.name
         ),
@@ -548,14 +557,6 @@ pub fn split_note(d: &ssdready_measured::summary::DiskSummary) -> Option<String>
             d.name
         )
     })
-}
-
-/// `256 KiB`, or the bytes where not whole KiB.
-fn io_size(bs: u64) -> String {
-    match bs % 1024 {
-        0 => format!("{} KiB", bs / 1024),
-        _ => format!("{bs} bytes"),
-    }
 }
 
 /// The device's queue where it admits fewer requests than the study
