@@ -85,7 +85,7 @@ pub static SUBMIT_OPTIONS: &[OptionDef] = &[
         name: "iodepth_batch_complete_max",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "0..=iodepth (0: iodepth)",
+        allowed: "0..=iodepth (0: iodepth_batch_complete_min)",
         help: "most completions reaped per call",
         set: |s, v| {
             s.iodepth_batch_complete_max = ranged_u32(v, 0, MAX_IODEPTH)?;

@@ -541,13 +541,15 @@ pub(crate) fn merge_max_default() -> u32 {
 }
 
 impl JobSpec {
-    /// The effective maximum number of completions reaped at once.
+    /// The effective maximum number of completions reaped at once, as fio
+    /// resolves it: `iodepth_batch_complete_max` 0 (not given) means the
+    /// minimum, so by default one completion per reap (fio's `init.c` raises
+    /// the maximum to the minimum; a libaio job then pays one
+    /// `io_getevents` per I/O, as under fio).
     pub fn batch_complete_max(&self) -> u32 {
-        if self.iodepth_batch_complete_max == 0 {
-            self.iodepth
-        } else {
-            self.iodepth_batch_complete_max
-        }
+        self.iodepth_batch_complete_max
+            .max(self.iodepth_batch_complete_min)
+            .max(1)
     }
 
     /// The queue depth the worker really keeps: synchronous engines hold one

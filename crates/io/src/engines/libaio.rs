@@ -2,7 +2,8 @@
 //! `io_getevents`) through the raw system calls, so no libaio library is
 //! needed to build. `queue` fills the slot's `iocb`, `commit` submits the
 //! batch in one `io_submit`, `getevents` waits in `io_getevents` for at
-//! least `min` completions. As in fio, native AIO is only asynchronous with
+//! least `min` completions and takes at most `iodepth_batch_complete_max`
+//! per call (by default one, so one call per I/O, as fio's engine makes). As in fio, native AIO is only asynchronous with
 //! `direct=1`; buffered I/O blocks inside `io_submit`. Trims are done at
 //! once, as fio's libaio engine does them (`do_io_u_trim`), after the batch
 //! queued so far is submitted: `BLKDISCARD` on a block device, a punched
@@ -118,6 +119,7 @@ impl LibaioEngine {
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let spec = setup.spec;
         let depth = spec.depth().get() as usize;
+        let reap_max = (spec.batch_complete_max() as usize).clamp(1, depth);
         // The buffers first: a failure here leaves no AIO context behind.
         let mut bufs: Vec<AlignedBuf> = (0..depth)
             .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i))
@@ -143,7 +145,9 @@ impl LibaioEngine {
             ctx,
             iocbs: vec![Iocb::default(); depth],
             queued: Vec::with_capacity(depth),
-            events: vec![IoEvent::default(); depth],
+            // At most this many per io_getevents, as fio asks of the
+            // kernel (`iodepth_batch_complete_max`, by default one).
+            events: vec![IoEvent::default(); reap_max],
             bufs,
             fds: files.iter().map(|f| f.as_raw_fd()).collect(),
             kinds: setup.targets.iter().map(|t| t.kind).collect(),
@@ -242,13 +246,16 @@ impl Engine for LibaioEngine {
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let mut got = 0;
         loop {
+            // No more than a call may take (the kernel refuses a minimum
+            // over the maximum): the loop asks again for the rest.
+            let want = min.saturating_sub(got).min(self.events.len());
             // SAFETY: `events` has room for `events.len()` entries; a null
-            // timeout waits until `min - got` have arrived.
+            // timeout waits until `want` have arrived.
             let n = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
                     self.ctx,
-                    min.saturating_sub(got) as libc::c_long,
+                    want as libc::c_long,
                     self.events.len() as libc::c_long,
                     self.events.as_mut_ptr(),
                     std::ptr::null_mut::<libc::timespec>(),
@@ -336,9 +343,63 @@ impl Drop for LibaioEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::{resolve, TargetNeeds};
+
     #[test]
     fn abi_sizes_match_the_kernel() {
         assert_eq!(std::mem::size_of::<Iocb>(), 64);
         assert_eq!(std::mem::size_of::<IoEvent>(), 32);
+    }
+
+    /// Eight reads of a file in flight, reaped by one `getevents(8)`:
+    /// returns how many completions each `io_getevents` may take.
+    fn reap_eight(batch_max: u32) -> usize {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
+        let needs = TargetNeeds {
+            bytes: Some(64 << 10),
+            offset: 0,
+            modifies: false,
+            allow_destructive: false,
+            allow_mounted_write: false,
+        };
+        let targets = [resolve(&p, needs).unwrap()];
+        let spec = JobSpec {
+            iodepth: 8,
+            iodepth_batch_complete_max: batch_max,
+            ..JobSpec::default()
+        };
+        let setup = EngineSetup {
+            spec: &spec,
+            targets: &targets,
+            seed: 1,
+        };
+        let mut e = LibaioEngine::new(&setup).unwrap();
+        for slot in 0..8u32 {
+            let req = IoReq {
+                slot,
+                file: 0,
+                ddir: Ddir::Read,
+                offset: u64::from(slot) * 4096,
+                len: 4096,
+            };
+            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
+        }
+        assert_eq!(e.commit().unwrap(), 8);
+        let mut out = Vec::new();
+        e.getevents(8, &mut out).unwrap();
+        let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..8).collect::<Vec<_>>(), "every read, once");
+        assert!(out.iter().all(|c| c.result == 4096));
+        e.events.len()
+    }
+
+    #[test]
+    fn each_io_getevents_takes_one_completion_unless_the_job_allows_more() {
+        assert_eq!(reap_eight(0), 1, "fio's default: the minimum, one");
+        assert_eq!(reap_eight(4), 4);
+        assert_eq!(reap_eight(64), 8, "never more than the depth");
     }
 }
