@@ -67,12 +67,17 @@ pub enum Restored {
         device: String,
         attr: String,
         value: String,
+        /// What the switch back reset and was written back with it
+        /// (`nr_requests to 4`).
+        also: Vec<String>,
     },
-    /// The setting already held its original value: nothing written.
+    /// The setting already held its original value: nothing written but
+    /// `also`, what a switch had reset.
     AlreadyOriginal {
         device: String,
         attr: String,
         value: String,
+        also: Vec<String>,
     },
     /// Another process changed the setting after ssdready did: it is left
     /// as that process set it.
@@ -129,12 +134,24 @@ impl fmt::Display for Restored {
                 device,
                 attr,
                 value,
-            } => write!(f, "put back {} to {value}", shown(device, attr)),
+                also,
+            } => write!(
+                f,
+                "put back {} to {value}{}",
+                shown(device, attr),
+                also_words(also)
+            ),
             Restored::AlreadyOriginal {
                 device,
                 attr,
                 value,
-            } => write!(f, "{} is back at {value}", shown(device, attr)),
+                also,
+            } => write!(
+                f,
+                "{} is back at {value}{}",
+                shown(device, attr),
+                also_words(also)
+            ),
             Restored::ChangedByOther {
                 device,
                 attr,
@@ -158,6 +175,15 @@ impl fmt::Display for Restored {
                 shown(device, attr)
             ),
         }
+    }
+}
+
+/// What a scheduler switch reset and was put back with it, in words:
+/// ` (and nr_requests to 4, which the switch resets)`.
+fn also_words(also: &[String]) -> String {
+    match also.is_empty() {
+        true => String::new(),
+        false => format!(" (and {}, which the switch resets)", also.join(", ")),
     }
 }
 

@@ -85,20 +85,22 @@ pub fn also_of(sysfs: &Path, device: &str, attr: &str) -> Vec<Also> {
         .collect()
 }
 
-/// Put back what a switch reset, where it differs now; what failed.
-fn put_also(sysfs: &Path, s: &Setting) -> Result<(), String> {
-    let mut failed = Vec::new();
+/// Put back what a switch reset, where it differs now: what was written
+/// (`nr_requests to 4`), or what failed.
+fn put_also(sysfs: &Path, s: &Setting) -> Result<Vec<String>, String> {
+    let (mut written, mut failed) = (Vec::new(), Vec::new());
     for a in s.also.iter().filter(|a| plain_also(&a.attr)) {
         let now = read(sysfs, &s.device, &a.attr);
         if now.as_deref().ok() == Some(a.original.as_str()) {
             continue;
         }
-        if let Err(e) = write(sysfs, &s.device, &a.attr, &a.original) {
-            failed.push(format!("{} to {}: {e}", a.attr, a.original));
+        match write(sysfs, &s.device, &a.attr, &a.original) {
+            Ok(()) => written.push(format!("{} to {}", a.attr, a.original)),
+            Err(e) => failed.push(format!("{} to {}: {e}", a.attr, a.original)),
         }
     }
     match failed.is_empty() {
-        true => Ok(()),
+        true => Ok(written),
         false => Err(format!("it is back, but not {}", failed.join(", "))),
     }
 }
@@ -149,13 +151,14 @@ pub fn undo(sysfs: &Path, s: &Setting) -> Restored {
         error,
     };
     if now == s.original {
-        if let Err(e) = put_also(sysfs, s) {
-            return failed(e);
-        }
-        return Restored::AlreadyOriginal {
-            device,
-            attr,
-            value: now,
+        return match put_also(sysfs, s) {
+            Ok(also) => Restored::AlreadyOriginal {
+                device,
+                attr,
+                value: now,
+                also,
+            },
+            Err(e) => failed(e),
         };
     }
     if now != s.ours {
@@ -171,10 +174,11 @@ pub fn undo(sysfs: &Path, s: &Setting) -> Restored {
         return failed(e.to_string());
     }
     match put_also(sysfs, s) {
-        Ok(()) => Restored::PutBack {
+        Ok(also) => Restored::PutBack {
             device,
             attr,
             value: s.original.clone(),
+            also,
         },
         Err(e) => failed(e),
     }

@@ -78,7 +78,8 @@ fn a_setting_is_journaled_while_changed_and_put_back_on_restore() {
     let r = t.restore("loop0", "scheduler").unwrap();
     assert_eq!(
         r.to_string(),
-        "put back /sys/block/loop0/queue/scheduler to mq-deadline"
+        "put back /sys/block/loop0/queue/scheduler to mq-deadline \
+         (and nr_requests to 128, which the switch resets)"
     );
     assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
     assert_eq!(t.restore("loop0", "scheduler"), None);
@@ -338,6 +339,11 @@ fn what_a_scheduler_switch_resets_is_put_back_with_the_scheduler() {
     std::fs::write(iosched.join("read_expire"), "500\n").unwrap();
     let r = t.restore_all();
     assert!(matches!(&r[..], [Restored::PutBack { .. }]), "{r:?}");
+    assert_eq!(
+        r[0].to_string(),
+        "put back /sys/block/loop0/queue/scheduler to mq-deadline (and nr_requests to 1000, \
+         iosched/read_expire to 250, which the switch resets)"
+    );
     assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
     assert_eq!(f.read("loop0", "nr_requests"), "1000");
     assert_eq!(f.read("loop0", "iosched/read_expire"), "250");
