@@ -9,6 +9,7 @@
 # divided by the I/Os the tool reports. (ssdready also reports it itself.)
 #
 # Usage: sudo bench/vs-fio.sh            # all cases, 3 rounds of 5 s
+#        BIN=target/fast/ssdready bench/vs-fio.sh   # that build, none made
 #        ROUNDS=5 RUNTIME=10 CASES="null-qd1 uring-qd32" bench/vs-fio.sh
 #        bench/vs-fio.sh JOBFILE...       # both tools run the job files as given
 #                                         # (IOPS summed over jobs and directions)
@@ -23,8 +24,14 @@ ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-5}
 CASES=${CASES:-"null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1 aio-qd32"}
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
-cargo build --release -q
-SSDREADY=$PWD/target/release/ssdready
+# BIN=path/to/ssdready compares that build (none is made); by default the
+# release build, made first.
+if [ -n "${BIN:-}" ]; then
+  SSDREADY=$(realpath "$BIN")
+else
+  cargo build --release -q
+  SSDREADY=$PWD/target/release/ssdready
+fi
 
 LOOP="" IMG="" FILE=""
 cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; [ -n "$IMG" ] && rm -f "$IMG"; [ -n "$FILE" ] && rm -f "$FILE"; true; }

@@ -253,12 +253,13 @@ pub fn behind_front(t: &mut Trial, front: &Trial) {
 // its judgement, here.
 impl Combination {
     /// Whether set `s` may be the configuration against the best single
-    /// change's gain `best`: it bought at least that; and where it holds a
-    /// limit that bought nothing alone ([`Member::behind`]), more than
-    /// that beyond the noise, else that limit is no change.
+    /// change's gain `best`: it bought more than that beyond the noise.
+    /// Every change of a configuration earns its place there: one that
+    /// adds nothing measurable to the best change (an idle-state hold
+    /// beside a scheduler switch, or a limit that bought nothing alone,
+    /// [`Member::behind`]) is not deployed for nothing.
     pub fn keepable(&self, s: &Set, best: &Gain) -> bool {
-        let behind = self.members_of(s).any(|m| m.behind);
-        !less_than(s, best) && (!behind || beats(s, best))
+        beats(s, best)
     }
 }
 
@@ -368,12 +369,16 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
             names.join(" and ")
         );
     }
+    let matched = c.sets.iter().find(|s| !less_than(s, best));
     match kept {
-        Some(0) if beats(&c.sets[0], best) => format!(
+        Some(0) => format!(
             "together they bought more than the best single change, {best_words}, beyond the noise"
         ),
-        Some(0) => format!(
-            "together they bought at least what the best single change did, {best_words}, but not more beyond the noise"
+        None if matched.is_some() => format!(
+            "together they bought {}, not more than the best single change, {best_words}, beyond the noise: a change that adds nothing measurable is left out, so the configuration is that change alone, as its own trial measured it",
+            matched
+                .and_then(|s| s.gain(best.metric))
+                .map_or("as much".into(), trials::fmt_gain)
         ),
         Some(k) => format!(
             "the whole set bought less{} than its best single change, {best_words}: the changes interact; kept the best set measured, {}",
