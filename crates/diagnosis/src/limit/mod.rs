@@ -28,6 +28,7 @@ pub mod job;
 pub mod others;
 pub mod path;
 pub mod point;
+pub mod scheduler;
 pub mod stacked;
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,8 @@ mod tests_others;
 mod tests_point;
 #[cfg(test)]
 mod tests_request;
+#[cfg(test)]
+mod tests_scheduler;
 #[cfg(test)]
 mod tests_stacked;
 #[cfg(test)]
@@ -195,7 +198,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
         Cause::Device => path::device,
         Cause::DeviceQueue => configured::device_queue,
         Cause::RequestSize => configured::request_size,
-        Cause::Scheduler => path::scheduler,
+        Cause::Scheduler => scheduler::scheduler,
         Cause::FileSystem => path::file_system,
         Cause::Lock => path::lock,
         Cause::OneCore => path::one_core,
@@ -213,7 +216,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
 /// measured.
 fn measured_cost(sh: &Shared, c: Cause) -> Option<f64> {
     match c {
-        Cause::Scheduler => path::scheduler_cost(sh),
+        Cause::Scheduler => scheduler::scheduler_cost(sh),
         Cause::FileSystem => path::file_system_cost(sh),
         _ => None,
     }

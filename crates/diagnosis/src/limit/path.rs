@@ -1,6 +1,6 @@
 //! The candidates along the I/O's path: the apparatus (the emulated
-//! drive's daemon), the device against its basis, the I/O scheduler, the
-//! file system, a lock, the submitting thread, completions, the submission
+//! drive's daemon), the device against its basis, the file system (the
+//! I/O scheduler is `scheduler`'s), a lock, the submitting thread, completions, the submission
 //! path, and a rate limit below the host. Each holds only with positive
 //! evidence; the device needs a basis, the submission path its submitting
 //! thread busy, and "below the host" needs the host idle while the I/Os
@@ -18,9 +18,6 @@ use ssdready_measured::record::TargetKind;
 pub const DAEMON_BUSY_PCT: f64 = 85.0;
 /// The device delivers at least this share of its basis.
 pub const DEVICE_PCT: f64 = 90.0;
-/// The scheduler's measured cost at depth, or its share of busy CPU.
-pub const SCHED_COST_PCT: f64 = 10.0;
-pub const SCHED_LAYER_PCT: f64 = 20.0;
 /// Device requests (or bytes) per file I/O above which the file system
 /// multiplies the I/O.
 pub const FS_AMPLIFICATION: f64 = 1.3;
@@ -60,7 +57,7 @@ pub const DEVICE_SHARE_PCT: f64 = 50.0;
 pub const ABOVE_DEVICE_PCT: f64 = 50.0;
 pub const ABOVE_DEVICE_MIN_QD: u32 = 4;
 
-fn margin(v: f64, th: f64) -> Option<f64> {
+pub(super) fn margin(v: f64, th: f64) -> Option<f64> {
     Some(100.0 * (v - th).abs() / th)
 }
 
@@ -191,21 +188,6 @@ pub fn device(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// The device's scheduler's cost at depth (QD 32 and deeper) against
-/// `none`, measured in turns beyond twice its error, percent.
-pub fn scheduler_cost(sh: &Shared) -> Option<f64> {
-    sh.comparisons
-        .schedulers
-        .iter()
-        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == sh.target.scheduler.as_ref())
-        .filter(|c| {
-            c.cost_err_pct
-                .is_none_or(|e| c.cost_pct.unwrap_or(0.0) > 2.0 * e)
-        })
-        .filter_map(|c| c.cost_pct)
-        .reduce(f64::max)
-}
-
 /// The file system's cost against the raw device, measured in turns
 /// beyond twice its error, percent.
 pub fn file_system_cost(sh: &Shared) -> Option<f64> {
@@ -218,100 +200,6 @@ pub fn file_system_cost(sh: &Shared) -> Option<f64> {
         })
         .filter_map(|p| p.fs_cost_pct)
         .reduce(f64::max)
-}
-
-/// The I/O scheduler: its measured cost at depth against `none`, beyond
-/// the comparison's error, or its share of the busy CPU — unless, at this
-/// point, the device held the I/Os and the host idled ([`passed_on`]).
-pub fn scheduler(sh: &Shared, v: &View) -> Test {
-    let t = sh.target;
-    let cost = scheduler_cost(sh);
-    let layer = sh
-        .profile
-        .and_then(|p| p.layers.iter().find(|l| l.0 == "io-scheduler"))
-        .map(|l| l.1);
-    let by_cost = cost.filter(|c| *c >= SCHED_COST_PCT);
-    let by_layer = layer.filter(|l| *l >= SCHED_LAYER_PCT);
-    if let (Some(c), None, Some(why)) = (by_cost, by_layer, passed_on(v)) {
-        return Test::No(format!(
-            "{why}: the scheduler passed them on as fast as the device took them (none's {} more IOPS at QD 32, in turns, is a cost where the device still took more)",
-            pct(c)
-        ));
-    }
-    if by_cost.is_none() && by_layer.is_none() {
-        // The deepest comparison as measured, its error included.
-        let measured = sh
-            .comparisons
-            .schedulers
-            .iter()
-            .filter(|c| Some(&c.scheduler) == t.scheduler.as_ref())
-            .filter_map(|c| Some((c.qd, c.cost_pct?, c.cost_err_pct)))
-            .max_by_key(|c| c.0);
-        return Test::No(match (&t.scheduler, cost, measured) {
-            (Some(s), Some(c), _) if s != "none" => {
-                format!("{s} costs {} at depth against none", pct(c))
-            }
-            (Some(s), None, Some((qd, c, e))) if s != "none" => format!(
-                "{s} costs {} ± {} against none at QD {qd}, in turns: not beyond twice its error",
-                pct(c),
-                pct(e.unwrap_or(0.0))
-            ),
-            (Some(s), _, _) => {
-                format!("the device's scheduler is {s}; no cost measured at depth")
-            }
-            _ => "the device has no I/O scheduler to weigh".into(),
-        });
-    }
-    let mut evidence = Vec::new();
-    if let Some(c) = by_cost {
-        evidence.push(format!(
-            "none gives {} more IOPS at QD 32 and deeper, in turns",
-            pct(c)
-        ));
-    }
-    if let Some(l) = by_layer {
-        evidence.push(format!(
-            "{} of the busy CPU in the io-scheduler layer",
-            pct(l)
-        ));
-    }
-    Test::Holds(Found {
-        part: format!(
-            "{} on {}",
-            t.scheduler.clone().unwrap_or_default(),
-            t.device.clone().unwrap_or_default()
-        ),
-        evidence,
-        setting: t.device.as_ref().map(|d| super::caps::Setting {
-            name: "queue/scheduler".into(),
-            value: t.scheduler.clone().unwrap_or_default(),
-            path: format!("/sys/block/{d}/queue/scheduler"),
-        }),
-        margin_pct: by_cost
-            .and_then(|c| margin(c, SCHED_COST_PCT))
-            .or_else(|| by_layer.and_then(|l| margin(l, SCHED_LAYER_PCT))),
-    })
-}
-
-/// Positive evidence that a scheduler whose cost is measured at a
-/// shallower depth did not hold this point: the device held most of the
-/// I/Os in flight and was busy nearly all the time, while the host idled
-/// (a scheduler that held the rate would keep the I/Os from the device,
-/// or keep the CPUs busy paying for its work). In words.
-fn passed_on(v: &View) -> Option<String> {
-    let (d, at) = (v.disk?, v.at_device_pct()?);
-    let full = at >= AT_DEVICE_PCT && d.util_pct >= DEVICE_BUSY_PCT;
-    (full && busy_host(v).is_none()).then(|| {
-        format!(
-            "{} held {:.1} of the {} I/Os in flight and was busy {} of the time, while the submitting thread was {} busy and the CPUs it may use {}",
-            d.name,
-            d.in_flight.unwrap_or(0.0),
-            v.in_flight,
-            pct(d.util_pct),
-            v.thread_busy.map_or("?".into(), pct),
-            v.cpus_busy.map_or("?".into(), pct),
-        )
-    })
 }
 
 /// The file system: the device I/O it makes per file I/O, from the
@@ -697,7 +585,7 @@ fn waited_above(v: &View, at: Option<f64>) -> Option<String> {
 
 /// What kept the host busy enough to be what held the I/O, where
 /// something did (or no CPU figures to show it idle).
-fn busy_host(v: &View) -> Option<String> {
+pub(super) fn busy_host(v: &View) -> Option<String> {
     // Busy CPUs count against it only where the I/O's work filled them or
     // waited for them: a lower priority's work fills idle moments alone.
     let contended = v.own_share().is_some_and(|o| o >= 50.0) || super::configured::kept_waiting(v);
