@@ -22,6 +22,15 @@ pub struct Found {
     pub margin_pct: Option<f64>,
 }
 
+/// The largest of the costs measured in turns that stand beyond twice
+/// their error (`(cost %, error %)`; no error: taken as measured).
+pub fn cost_beyond_error(costs: impl Iterator<Item = (Option<f64>, Option<f64>)>) -> Option<f64> {
+    costs
+        .filter(|(c, e)| e.is_none_or(|e| c.unwrap_or(0.0) > 2.0 * e))
+        .filter_map(|(c, _)| c)
+        .reduce(f64::max)
+}
+
 /// A percentage as the text writes it.
 pub fn pct(x: f64) -> String {
     format!("{x:.0} %")

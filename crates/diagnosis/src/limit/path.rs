@@ -8,7 +8,7 @@
 //! and threads bought nothing.
 
 use super::configured::DEVICE_BUSY_PCT;
-use super::found::{pct, Found, Test};
+use super::found::{cost_beyond_error, pct, Found, Test};
 use super::view::{Shared, View};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::basis::ANALYTIC_MODEL;
@@ -191,15 +191,8 @@ pub fn device(sh: &Shared, v: &View) -> Test {
 /// The file system's cost against the raw device, measured in turns
 /// beyond twice its error, percent.
 pub fn file_system_cost(sh: &Shared) -> Option<f64> {
-    sh.comparisons
-        .raw_vs_file
-        .iter()
-        .filter(|p| {
-            p.fs_cost_err_pct
-                .is_none_or(|e| p.fs_cost_pct.unwrap_or(0.0) > 2.0 * e)
-        })
-        .filter_map(|p| p.fs_cost_pct)
-        .reduce(f64::max)
+    let pairs = sh.comparisons.raw_vs_file.iter();
+    cost_beyond_error(pairs.map(|p| (p.fs_cost_pct, p.fs_cost_err_pct)))
 }
 
 /// The file system: the device I/O it makes per file I/O, from the

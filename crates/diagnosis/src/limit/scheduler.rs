@@ -4,7 +4,7 @@
 //! idled (the scheduler then passed them on as fast as they went).
 
 use super::configured::DEVICE_BUSY_PCT;
-use super::found::{pct, Found, Test};
+use super::found::{cost_beyond_error, pct, Found, Test};
 use super::path::{busy_host, margin, AT_DEVICE_PCT};
 use super::view::{Shared, View};
 
@@ -18,16 +18,12 @@ pub const SCHED_LAYER_PCT: f64 = 15.0;
 /// The device's scheduler's cost at depth (QD 32 and deeper) against
 /// `none`, measured in turns beyond twice its error, percent.
 pub fn scheduler_cost(sh: &Shared) -> Option<f64> {
-    sh.comparisons
+    let at_depth = sh
+        .comparisons
         .schedulers
         .iter()
-        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == sh.target.scheduler.as_ref())
-        .filter(|c| {
-            c.cost_err_pct
-                .is_none_or(|e| c.cost_pct.unwrap_or(0.0) > 2.0 * e)
-        })
-        .filter_map(|c| c.cost_pct)
-        .reduce(f64::max)
+        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == sh.target.scheduler.as_ref());
+    cost_beyond_error(at_depth.map(|c| (c.cost_pct, c.cost_err_pct)))
 }
 
 /// The I/O scheduler: its measured cost at depth against `none`, beyond
