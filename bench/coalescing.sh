@@ -5,8 +5,7 @@
 # event wakes it), without coalescing and with the device holding
 # completions until COALESCE_N have gathered or COALESCE_US have passed
 # (the emulator's coalesce_n / coalesce_us). The runs alternate within each
-# round, so a change in the machine's load hits both alike. Each reap takes
-# up to the queue depth (iodepth_batch_complete_max; fio's default is one). Prints, per
+# round, so a change in the machine's load hits both alike. Prints, per
 # queue depth, the median over the rounds of IOPS, p50 / mean / p99
 # latency, CPU per I/O and completions per event, and the ratios of
 # coalesced against plain interrupts.
@@ -33,8 +32,7 @@ one() {
   local qd=$1
   shift
   timeout $((RUNTIME * 4 + 30)) "$B" run --quiet --output-format=native --name=c --filename="$EMU" \
-    --rw=randread --bs=4k --iodepth="$qd" --iodepth_batch_complete_max="$qd" \
-    --runtime="$RUNTIME" --time_based \
+    --rw=randread --bs=4k --iodepth="$qd" --runtime="$RUNTIME" --time_based \
     --completion=interrupt "$@" |
     python3 -c '
 import json, sys

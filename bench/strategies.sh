@@ -42,8 +42,7 @@ one() {
   local extra=()
   [[ $target == emu:* ]] || extra=(--ioengine=io_uring --direct=1)
   "$B" run --quiet --output-format=native --name=s --filename="$target" "${extra[@]}" \
-    --rw=randread --bs=4k --iodepth="$qd" --iodepth_batch_complete_max="$qd" \
-    --runtime="$RUNTIME" --time_based "$@" |
+    --rw=randread --bs=4k --iodepth="$qd" --runtime="$RUNTIME" --time_based "$@" |
     python3 -c '
 import json, sys
 r = json.load(sys.stdin)

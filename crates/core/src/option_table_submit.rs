@@ -85,7 +85,7 @@ pub static SUBMIT_OPTIONS: &[OptionDef] = &[
         name: "iodepth_batch_complete_max",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "0..=iodepth (0: iodepth_batch_complete_min)",
+        allowed: "0..=iodepth (0: iodepth; libaio asks io_getevents for iodepth_batch_complete_min, as fio)",
         help: "most completions reaped per call",
         set: |s, v| {
             s.iodepth_batch_complete_max = ranged_u32(v, 0, MAX_IODEPTH)?;

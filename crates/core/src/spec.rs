@@ -541,12 +541,22 @@ pub(crate) fn merge_max_default() -> u32 {
 }
 
 impl JobSpec {
-    /// The effective maximum number of completions reaped at once, as fio
-    /// resolves it: `iodepth_batch_complete_max` 0 (not given) means the
-    /// minimum, so by default one completion per reap (fio's `init.c` raises
-    /// the maximum to the minimum; a libaio job then pays one
-    /// `io_getevents` per I/O, as under fio).
+    /// The effective maximum number of completions the worker takes per
+    /// reap (0: the depth: what an engine's ring hands back at once).
     pub fn batch_complete_max(&self) -> u32 {
+        if self.iodepth_batch_complete_max == 0 {
+            self.iodepth
+        } else {
+            self.iodepth_batch_complete_max
+        }
+    }
+
+    /// The most completions one reaping system call asks the kernel for,
+    /// as fio resolves `iodepth_batch_complete_max`: 0 (not given) means
+    /// the minimum (fio's `init.c` raises the maximum to it), so one by
+    /// default, and a libaio job pays one `io_getevents` per I/O as under
+    /// fio. Engines that reap from a ring in memory take what is there.
+    pub fn reap_call_max(&self) -> u32 {
         self.iodepth_batch_complete_max
             .max(self.iodepth_batch_complete_min)
             .max(1)

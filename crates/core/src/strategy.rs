@@ -117,7 +117,7 @@ pub struct StrategyReport {
     /// Fewest completions waited for per reap (`iodepth_batch_complete_min`).
     pub complete_min: u32,
     /// Most completions taken per reap (`iodepth_batch_complete_max`; 0 in
-    /// the option means the minimum, as fio).
+    /// the option means iodepth).
     pub complete_max: u32,
     /// Interrupt coalescing in force, and who applied it.
     pub coalescing: Option<CoalescingReport>,

@@ -37,7 +37,7 @@ pub struct LoopConfig {
     pub batch_submit: u32,
     /// `iodepth_batch_complete_min`, at least 1.
     pub complete_min: u32,
-    /// `iodepth_batch_complete_max` (the minimum when 0, as fio), at least the
+    /// `iodepth_batch_complete_max` (the depth when 0), at least the
     /// minimum and 1.
     pub complete_max: u32,
     /// `startdelay`.

@@ -33,7 +33,7 @@ fn the_queue_batches_are_clamped() {
     let l = LoopConfig::new(&job("ioengine=libaio iodepth=16 iodepth_low=32"));
     assert_eq!(l.refill_at, 16, "a low mark above the depth is the depth");
     assert_eq!((l.batch_submit, l.complete_min), (1, 1));
-    assert_eq!(l.complete_max, 1, "0 means the minimum, as fio");
+    assert_eq!(l.complete_max, 16, "0 means the depth");
     let l = LoopConfig::new(&job(
         "ioengine=libaio iodepth=16 iodepth_low=4 iodepth_batch_complete_min=8 \
          iodepth_batch_complete_max=2",
