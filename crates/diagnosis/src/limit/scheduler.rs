@@ -38,46 +38,23 @@ pub fn scheduler(sh: &Shared, v: &View) -> Test {
         .map(|l| l.1);
     let by_cost = cost.filter(|c| *c >= SCHED_COST_PCT);
     let by_layer = layer.filter(|l| *l >= SCHED_LAYER_PCT);
-    // A cost, or a share of the CPU, where the device was full and the
-    // host idle: the scheduler passed the I/Os on as fast as they went.
-    if let (true, Some(why)) = (by_cost.or(by_layer).is_some(), passed_on(v)) {
-        let what = match (by_cost, by_layer) {
-            (Some(c), _) => format!(
-                "none's {} more IOPS at QD 32, in turns, is a cost where the device still took more",
-                pct(c)
-            ),
-            (None, l) => format!(
-                "its {} of the busy CPU is the cost of a host that idled",
-                pct(l.unwrap_or(0.0))
-            ),
-        };
+    // What would name it, as said where the device was full and the host
+    // idle: the scheduler then passed the I/Os on as fast as they went.
+    let held = match (by_cost, by_layer) {
+        (Some(c), _) => format!(
+            "none's {} more IOPS at QD 32, in turns, is a cost where the device still took more",
+            pct(c)
+        ),
+        (None, Some(l)) => format!(
+            "its {} of the busy CPU is the cost of a host that idled",
+            pct(l)
+        ),
+        (None, None) => return Test::No(not_held(sh, cost)),
+    };
+    if let Some(why) = passed_on(v) {
         return Test::No(format!(
-            "{why}: the scheduler passed them on as fast as the device took them ({what})"
+            "{why}: the scheduler passed them on as fast as the device took them ({held})"
         ));
-    }
-    if by_cost.is_none() && by_layer.is_none() {
-        // The deepest comparison as measured, its error included.
-        let measured = sh
-            .comparisons
-            .schedulers
-            .iter()
-            .filter(|c| Some(&c.scheduler) == t.scheduler.as_ref())
-            .filter_map(|c| Some((c.qd, c.cost_pct?, c.cost_err_pct)))
-            .max_by_key(|c| c.0);
-        return Test::No(match (&t.scheduler, cost, measured) {
-            (Some(s), Some(c), _) if s != "none" => {
-                format!("{s} costs {} at depth against none", pct(c))
-            }
-            (Some(s), None, Some((qd, c, e))) if s != "none" => format!(
-                "{s} costs {} ± {} against none at QD {qd}, in turns: not beyond twice its error",
-                pct(c),
-                pct(e.unwrap_or(0.0))
-            ),
-            (Some(s), _, _) => {
-                format!("the device's scheduler is {s}; no cost measured at depth")
-            }
-            _ => "the device has no I/O scheduler to weigh".into(),
-        });
     }
     let mut evidence = Vec::new();
     if let Some(c) = by_cost {
@@ -110,8 +87,34 @@ pub fn scheduler(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// Positive evidence that a scheduler whose cost is measured at a
-/// shallower depth did not hold this point: the device held most of the
+/// Why a scheduler with neither a cost at depth nor a share of the CPU to
+/// show held nothing: the deepest comparison as measured, its error
+/// included, or no scheduler at all.
+fn not_held(sh: &Shared, cost: Option<f64>) -> String {
+    let t = sh.target;
+    let measured = sh
+        .comparisons
+        .schedulers
+        .iter()
+        .filter(|c| Some(&c.scheduler) == t.scheduler.as_ref())
+        .filter_map(|c| Some((c.qd, c.cost_pct?, c.cost_err_pct)))
+        .max_by_key(|c| c.0);
+    match (&t.scheduler, cost, measured) {
+        (Some(s), Some(c), _) if s != "none" => {
+            format!("{s} costs {} at depth against none", pct(c))
+        }
+        (Some(s), None, Some((qd, c, e))) if s != "none" => format!(
+            "{s} costs {} ± {} against none at QD {qd}, in turns: not beyond twice its error",
+            pct(c),
+            pct(e.unwrap_or(0.0))
+        ),
+        (Some(s), _, _) => format!("the device's scheduler is {s}; no cost measured at depth"),
+        _ => "the device has no I/O scheduler to weigh".into(),
+    }
+}
+
+/// Positive evidence that a scheduler whose cost (measured at a shallower
+/// depth) or share of the CPU would name it did not hold this point: the device held most of the
 /// I/Os in flight and was busy nearly all the time, while the host idled
 /// (a scheduler that held the rate would keep the I/Os from the device,
 /// or keep the CPUs busy paying for its work). In words.

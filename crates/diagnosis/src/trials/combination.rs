@@ -381,10 +381,16 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
                 .map_or("as much".into(), trials::fmt_gain)
         ),
         Some(k) => format!(
-            "the whole set bought less{} than its best single change, {best_words}: the changes interact; kept the best set measured, {}",
+            "the whole set bought {}{} than its best single change, {best_words}{}; kept the best set measured, {}",
+            if less_than(&c.sets[0], best) { "less" } else { "no more" },
             c.sets[0]
                 .gain(best.metric)
                 .map_or(String::new(), |g| format!(" ({})", trials::fmt_gain(g))),
+            if less_than(&c.sets[0], best) {
+                ": the changes interact"
+            } else {
+                " beyond the noise"
+            },
             without(c, &c.sets[k])
         ),
         None => format!(

@@ -308,3 +308,31 @@ fn a_cap_whose_lift_measured_worse_where_it_did_not_bind_is_tried_behind_the_cha
         .collect();
     assert_eq!(ids, ["io-throttle"]);
 }
+
+#[test]
+fn a_whole_set_that_only_matched_its_best_change_is_said_so_beside_the_subset_kept() {
+    let best = trial("scheduler", 1.5);
+    let mut c = combination(&[
+        best.clone(),
+        trial("nr-requests", 1.3),
+        trial("cpu-idle", 1.1),
+    ]);
+    c.sets
+        .push(set(&["scheduler", "nr-requests", "cpu-idle"], 1.505));
+    // The whole set did not beat the best change: the search goes on.
+    assert_eq!(next_subset(&c).unwrap(), ["scheduler", "nr-requests"]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.9));
+    choose(&mut c, &best);
+    assert_eq!(c.kept.levers, ["scheduler", "nr-requests"]);
+    assert!(
+        c.words.starts_with("the whole set bought no more (+50."),
+        "{}",
+        c.words
+    );
+    assert!(
+        c.words
+            .contains("beyond the noise; kept the best set measured, without cpu-idle"),
+        "{}",
+        c.words
+    );
+}

@@ -3,12 +3,12 @@
 //! needed to build. `queue` fills the slot's `iocb`, `commit` submits the
 //! batch in one `io_submit`, `getevents` waits in `io_getevents` for at
 //! least `min` completions and takes at most `iodepth_batch_complete_max`
-//! per call (by default one, so one call per I/O, as fio's engine makes). As in fio, native AIO is only asynchronous with
-//! `direct=1`; buffered I/O blocks inside `io_submit`. Trims are done at
-//! once, as fio's libaio engine does them (`do_io_u_trim`), after the batch
-//! queued so far is submitted: `BLKDISCARD` on a block device, a punched
-//! hole on a file (fio 3.33 tries `BLKDISCARD` on files too and fails with
-//! ENOTTY).
+//! per call (by default one, so one call per I/O, as fio's engine makes).
+//! As in fio, native AIO is only asynchronous with `direct=1`; buffered
+//! I/O blocks inside `io_submit`. Trims are done at once, as fio's libaio
+//! engine does them (`do_io_u_trim`), after the batch queued so far is
+//! submitted: `BLKDISCARD` on a block device, a punched hole on a file
+//! (fio 3.33 tries `BLKDISCARD` on files too and fails with ENOTTY).
 
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
