@@ -1,5 +1,6 @@
 //! Many hosts on loopback (ports chosen free at run time): real fio 3.33's
-//! client drives two `ssdready server`s; `ssdready run --client` drives two
+//! client drives two `ssdready server`s and fails, saying why, on a job
+//! the server refuses; `ssdready run --client` drives two
 //! real `fio --server`s; bad input is one line and exit code 2. Skipped,
 //! saying why, when fio is not installed.
 
@@ -167,6 +168,33 @@ fn bad_fleet_input_is_one_line_and_exit_2() {
         .arg(&job)
         .output_in_time();
     one_line_exit_2(&out, "allowed: 1 to 65535");
+}
+
+#[test]
+fn fios_client_fails_naming_a_job_the_server_refuses() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let outside = dir.path().join("outside");
+    let job = dir.path().join("job.fio");
+    let text = format!("[x]\nrw=write\nsize=64k\nfilename={}\n", outside.display());
+    std::fs::write(&job, text).unwrap();
+    let out = Command::new("fio")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg(&job)
+        .output_in_time();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("outside the places this server allows"),
+        "{said}"
+    );
+    assert!(said.contains("exited with error 22"), "{said}");
+    assert!(!outside.exists());
 }
 
 #[test]

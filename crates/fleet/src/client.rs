@@ -299,7 +299,8 @@ fn send_job(s: &mut TcpStream, v: u16, req: &Request) -> Result<(), Error> {
 }
 
 /// One message from the server into `r`; true when the server quit after
-/// running the job (a QUIT before any result is the job refused).
+/// running the job (a QUIT before any result, with no STOP or a STOP
+/// carrying an error, is the job refused).
 fn take(r: &mut HostRun, v: u16, m: &wire::Message, t0: Instant) -> Result<bool, Error> {
     match m.opcode {
         op::START => {
@@ -320,7 +321,7 @@ fn take(r: &mut HostRun, v: u16, m: &wire::Message, t0: Instant) -> Result<bool,
         },
         op::DU => r.du.push(DiskUtil::parse(&m.payload)?),
         op::QUIT => {
-            if r.stop.is_none() && r.ts.is_empty() {
+            if r.ts.is_empty() && r.stop.is_none_or(|(error, _)| error != 0) {
                 let why = r.text.trim();
                 return Err(Error::Refused(if why.is_empty() {
                     "quit without running (the job was refused)".into()

@@ -10,6 +10,7 @@
 //! versions are, and dismissed. Every connection is first put to
 //! [`Runner::admit`] (who may connect, and who it is: see
 //! [`crate::policy`]). A refused client gets its reason as a TEXT message
+//! and a STOP carrying an error ([`Refusal`]: fio's client then exits 1),
 //! and is read to its end, so that fio's client prints it rather than dying
 //! of SIGPIPE. Before it is accepted, a connection's first message must come
 //! within [`Limits::first_wait`] and be small ([`FIRST_MAX`]); an accepted
@@ -319,16 +320,35 @@ fn dismiss(mut s: Stream, why: &str, stop: &AtomicBool, evicted: &AtomicBool) {
             _ => return,
         }
     };
-    refuse(&mut *s, v, why, stop);
+    refuse(&mut *s, v, why, Refusal::NotAdmitted, stop);
 }
 
-/// Tell the client why (a TEXT line, then QUIT), and read what it still
-/// sends until it closes (at most 2 s): fio's client goes on sending its
-/// job before it reads, and a closed socket would kill it with SIGPIPE
-/// before it printed the reason.
-fn refuse(s: &mut dyn Conn, version: u16, why: &str, stop: &AtomicBool) {
+/// Why a client is refused, as the error number its STOP carries: fio's
+/// client prints `client <host>: exited with error N` and exits 1, where a
+/// bare QUIT would leave it exiting 0 with only the TEXT line said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Refusal {
+    /// The job (its options, paths or limits): EINVAL.
+    Job = 22,
+    /// Another client holds the server: EBUSY.
+    Busy = 16,
+    /// The connecting user may not drive this server: EACCES.
+    NotAdmitted = 13,
+    /// A protocol version or message this server does not take: EPROTO.
+    Protocol = 71,
+    /// The client went quiet before RUN: ETIMEDOUT.
+    Quiet = 110,
+}
+
+/// Tell the client why (a TEXT line, a STOP with the refusal's error, then
+/// QUIT), and read what it still sends until it closes (at most 2 s):
+/// fio's client goes on sending its job before it reads, and a closed
+/// socket would kill it with SIGPIPE before it printed the reason.
+fn refuse(s: &mut dyn Conn, version: u16, why: &str, kind: Refusal, stop: &AtomicBool) {
     let line = format!("ssdready server: {why}\n");
     let _ = wire::send(s, version, op::TEXT, 0, &pdu::text(1, &line));
+    let _ = wire::send(s, version, op::STOP, 0, &pdu::stop(kind as u32, 0));
     let _ = wire::send(s, version, op::QUIT, 0, &[]);
     s.shutdown_write();
     drain(s, Duration::from_secs(2), stop);
@@ -464,7 +484,7 @@ impl<'a> Session<'a> {
                     "no message for {:.1} s before RUN: this client is let go",
                     limits.idle.as_secs_f64()
                 );
-                Some(Err(self.refuse(v, why)))
+                Some(Err(self.refuse(v, why, Refusal::Quiet)))
             }
             _ => None,
         }
@@ -475,7 +495,11 @@ impl<'a> Session<'a> {
     fn claim_server(&mut self, v: u16, busy: &'a AtomicBool) -> Result<(), Error> {
         if self.claim.is_none() {
             if busy.swap(true, Relaxed) {
-                return Err(self.refuse(v, "busy: this server runs one client at a time".into()));
+                return Err(self.refuse(
+                    v,
+                    "busy: this server runs one client at a time".into(),
+                    Refusal::Busy,
+                ));
             }
             self.claim = Some(Claim(busy));
         }
@@ -486,7 +510,7 @@ impl<'a> Session<'a> {
     /// refused).
     fn announce_run(&mut self, v: u16) -> Result<(), Error> {
         if self.planned == 0 {
-            return Err(self.refuse(v, "RUN without a job".into()));
+            return Err(self.refuse(v, "RUN without a job".into(), Refusal::Job));
         }
         for _ in 0..self.planned {
             wire::send(&mut *self.s, v, op::SERVER_START, 0, &[])?;
@@ -501,7 +525,7 @@ impl<'a> Session<'a> {
             "{} is not supported by this server (job files are sent by the client)",
             op::name(opcode)
         );
-        let e = self.refuse(v, why);
+        let e = self.refuse(v, why, Refusal::Protocol);
         self.run_stop.store(true, Relaxed);
         e
     }
@@ -555,7 +579,13 @@ impl Session<'_> {
             }
             Err(Error::Timeout) => Ok(Next::Again),
             Err(Error::Version { got, .. }) => {
-                refuse(&mut *self.s, got, &unspoken_version(got), stop);
+                refuse(
+                    &mut *self.s,
+                    got,
+                    &unspoken_version(got),
+                    Refusal::Protocol,
+                    stop,
+                );
                 self.run_stop.store(true, Relaxed);
                 Err(Error::Refused(format!(
                     "client spoke protocol version {got}"
@@ -568,11 +598,12 @@ impl Session<'_> {
         }
     }
 
-    /// Refuse the client (a line, then QUIT): the session's error.
-    fn refuse(&mut self, v: u16, why: String) -> Error {
+    /// Refuse the client (a line, a STOP with the refusal's error, then
+    /// QUIT): the session's error.
+    fn refuse(&mut self, v: u16, why: String, kind: Refusal) -> Error {
         // Free the server before waiting for this client to close.
         self.claim = None;
-        refuse(&mut *self.s, v, &why, self.stop);
+        refuse(&mut *self.s, v, &why, kind, self.stop);
         Error::Refused(why)
     }
 
@@ -611,7 +642,7 @@ impl Session<'_> {
         let total = if defines_jobs {
             match runner.plan(req) {
                 Ok(n) => n,
-                Err(why) => return Err(self.refuse(v, why)),
+                Err(why) => return Err(self.refuse(v, why, Refusal::Job)),
             }
         } else {
             0

@@ -6,10 +6,11 @@
 //! client the server does not admit is told why; a client that probes and
 //! says nothing, or many connections that say nothing, do not hold the
 //! server; a client that claims it and goes silent is let go; and a huge
-//! first message is refused before it is read whole.
+//! first message is refused before it is read whole. Every refusal ends
+//! with a STOP carrying its error, so that fio's client exits 1.
 
 use ssdready_fleet::pdu::{self, ProbeReply};
-use ssdready_fleet::server::{JobRequest, Limits, RunOutput, Runner, Server};
+use ssdready_fleet::server::{JobRequest, Limits, Refusal, RunOutput, Runner, Server};
 use ssdready_fleet::wire::{self, op, Wait};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -66,6 +67,7 @@ fn refusals_are_told_in_the_clients_own_version() {
             "{t}"
         );
         assert_eq!(m.last().unwrap().opcode, op::QUIT);
+        assert_eq!(stop_error(&m), Some(Refusal::Protocol as u32));
 
         // One client running; a second one is dismissed.
         let mut a = TcpStream::connect(addr).unwrap();
@@ -78,6 +80,7 @@ fn refusals_are_told_in_the_clients_own_version() {
         b.write_all_msg(97, op::JOB, &pdu::job("[x]\n"));
         let m = read_all(&mut b, 97);
         assert!(texts(&m).contains("busy"), "{}", texts(&m));
+        assert_eq!(stop_error(&m), Some(Refusal::Busy as u32));
 
         // The stop flag ends the run (its results still go back) and serve.
         let t0 = Instant::now();
@@ -158,6 +161,7 @@ fn a_client_not_admitted_is_told_why_and_may_finish_sending() {
         let t = pdu::parse_text(&m[0].payload).unwrap();
         assert!(t.contains("may not drive this server"), "{t}");
         assert_eq!(m.last().unwrap().opcode, op::QUIT);
+        assert_eq!(stop_error(&m), Some(Refusal::NotAdmitted as u32));
     });
 }
 
@@ -183,6 +187,13 @@ fn one_run(addr: std::net::SocketAddr) -> Vec<wire::Message> {
     c.write_all_msg(97, op::JOB, &pdu::job("[x]\n"));
     c.write_all_msg(97, op::RUN, &[]);
     read_all(&mut c, 97)
+}
+
+/// The error the STOP among `m` carries (0: the run's results), if any.
+fn stop_error(m: &[wire::Message]) -> Option<u32> {
+    m.iter()
+        .find(|m| m.opcode == op::STOP)
+        .map(|m| pdu::parse_stop(&m.payload).unwrap().0)
 }
 
 fn texts(m: &[wire::Message]) -> String {
@@ -216,7 +227,7 @@ fn a_client_that_probes_and_says_nothing_does_not_hold_the_server() {
         stop.store(true, Relaxed);
         serving.join().unwrap().unwrap();
         assert!(!texts(&m).contains("busy"), "{}", texts(&m));
-        assert!(m.iter().any(|m| m.opcode == op::STOP), "no results");
+        assert_eq!(stop_error(&m), Some(0), "no results");
     });
 }
 
@@ -236,7 +247,7 @@ fn forty_silent_connections_do_not_hold_the_server() {
         serving.join().unwrap().unwrap();
         drop(mute);
         assert!(!texts(&m).contains("busy"), "{}", texts(&m));
-        assert!(m.iter().any(|m| m.opcode == op::STOP), "no results");
+        assert_eq!(stop_error(&m), Some(0), "no results");
     });
 }
 
@@ -260,10 +271,11 @@ fn a_client_that_claims_the_server_and_goes_silent_is_let_go() {
         silent.write_all_msg(97, op::JOB, &pdu::job("[x]\n"));
         let m = read_all(&mut silent, 97);
         assert!(texts(&m).contains("let go"), "{}", texts(&m));
+        assert_eq!(stop_error(&m), Some(Refusal::Quiet as u32));
         let m = one_run(addr);
         stop.store(true, Relaxed);
         serving.join().unwrap().unwrap();
-        assert!(m.iter().any(|m| m.opcode == op::STOP), "no results");
+        assert_eq!(stop_error(&m), Some(0), "no results");
     });
 }
 
