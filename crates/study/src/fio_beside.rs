@@ -292,7 +292,13 @@ impl Beside {
         let quota = self.quota.as_deref();
         let cpu: Vec<f64> = doc.repeats.iter().filter_map(|r| r.cpu_per_io_ns).collect();
         let own = ssdready_measured::curve::median(&cpu);
-        let (line, agrees) = judge::as_written_line(spread, (&f, own), &self.doc.version, quota);
+        let sessions = sessions_apart(doc, sections);
+        let (line, agrees) = judge::as_written_line(
+            spread,
+            (&f, own),
+            &self.doc.version,
+            (quota, sessions.as_deref()),
+        );
         self.doc.lines.push(line);
         self.doc.as_written_agrees = Some(agrees);
         self.doc.as_written = Some(f);
@@ -481,4 +487,30 @@ impl crate::trials::Sides for FioSides<'_> {
         self.figures.push((changed, f));
         Ok(m)
     }
+}
+
+/// The other work at a lower priority in the study's own session
+/// ([`ssdready_diagnosis::limit::others::lower_in_own_group`], each at
+/// the most it took in the job's runs), where fio runs the job as processes (no section sets
+/// `thread`), each starting a session of its own, and the study's
+/// scheduling group is its session's autogroup: fio's processes then meet
+/// that work as another group. None otherwise.
+fn sessions_apart(doc: &JobDoc, sections: &[Section]) -> Option<String> {
+    let threads = sections
+        .iter()
+        .flat_map(|s| &s.options)
+        .any(|o| o.key == "thread" && o.value.as_deref() != Some("0"));
+    let own = ssdready_probe::sched_group::of(std::process::id())?;
+    if threads || !own.starts_with("autogroup:") {
+        return None;
+    }
+    // Each process named once, at the most it took in any of the runs.
+    let mut busiest: Vec<_> = doc
+        .points
+        .iter()
+        .filter_map(|r| r.summary.cpu.as_ref())
+        .flat_map(|c| c.busiest_threads.iter().cloned())
+        .collect();
+    busiest.sort_by(|a, b| b.cpus.total_cmp(&a.cpus));
+    ssdready_diagnosis::limit::others::lower_in_own_group(&busiest)
 }

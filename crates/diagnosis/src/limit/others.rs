@@ -399,6 +399,28 @@ fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
     s
 }
 
+/// The busy other processes at a lower priority within the study's own
+/// scheduling group (`SCHED_IDLE`, `SCHED_BATCH` or a positive nice
+/// value), each once with its CPUs (`sh (pid 9, nice 10) 0.44 CPUs`):
+/// work that gives way to the study's threads, but not to a process in a
+/// group of its own, as each of fio's job processes is (it starts a
+/// session, hence an autogroup, of its own). None where there is none.
+pub fn lower_in_own_group(busiest: &[ssdready_core::result::ThreadUse]) -> Option<String> {
+    let mut seen: Vec<u32> = Vec::new();
+    let each: Vec<String> = busiest
+        .iter()
+        .filter(|t| busy_other(t) && (sched_idle(t) || niced_lower(t)))
+        .filter(|t| {
+            let new = !seen.contains(&t.pid);
+            seen.push(t.pid);
+            new
+        })
+        .take(3)
+        .map(|t| format!("{} {:.2} CPUs", thread_label(t), t.cpus))
+        .collect();
+    (!each.is_empty()).then(|| each.join(", "))
+}
+
 /// Whether the busiest other processes ran at a lower priority than the
 /// I/O's threads, in their scheduling group.
 fn lower_priority(v: &View) -> bool {

@@ -511,3 +511,27 @@ fn idle_priority_loops_in_another_scheduling_group_are_weighed_as_the_ios_equals
         apart.evidence
     );
 }
+
+#[test]
+fn lower_priority_work_is_named_only_where_it_shares_the_studys_group() {
+    let mut loops = busy_loops("sh", &[(9604, 0.44), (9603, 0.44)], "SCHED_OTHER", 10);
+    loops.extend(busy_loops("sh", &[(9604, 0.40)], "SCHED_OTHER", 10));
+    loops.extend(busy_loops("make", &[(77, 0.50)], "SCHED_OTHER", 0));
+    let words = others::lower_in_own_group(&loops).unwrap();
+    assert_eq!(
+        words,
+        "sh (pid 9604, nice 10) 0.44 CPUs, sh (pid 9603, nice 10) 0.44 CPUs"
+    );
+    let idle = busy_loops("yes", &[(5, 0.3)], "SCHED_IDLE", 0);
+    assert_eq!(
+        others::lower_in_own_group(&idle).as_deref(),
+        Some("yes (pid 5, SCHED_IDLE) 0.30 CPUs")
+    );
+    // In a group of their own, or at the study's own priority: none.
+    for t in &mut loops {
+        t.apart = true;
+    }
+    assert_eq!(others::lower_in_own_group(&loops), None);
+    let even = busy_loops("sh", &[(1, 0.9)], "SCHED_OTHER", 0);
+    assert_eq!(others::lower_in_own_group(&even), None);
+}
