@@ -172,6 +172,9 @@ pub struct UringCmdEngine {
     queued: usize,
     told: bool,
     job: String,
+    /// The most completions one `getevents` takes unless it needs more, as
+    /// the io_uring engine ([`ssdready_core::spec::JobSpec::reap_call_max`]).
+    reap_max: usize,
 }
 
 impl UringCmdEngine {
@@ -253,6 +256,7 @@ impl UringCmdEngine {
             queued: 0,
             told: false,
             job: spec.name.clone(),
+            reap_max: (spec.reap_call_max() as usize).clamp(1, depth as usize),
         })
     }
 
@@ -335,10 +339,11 @@ impl UringCmdEngine {
         Ok(Queued::Pending)
     }
 
-    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+    /// Take at most `limit` completions; the rest stay for the next call.
+    fn drain(&mut self, out: &mut Vec<Completion>, limit: usize) -> usize {
         let before = out.len();
         let mut failures = Vec::new();
-        for c in self.ring.completion() {
+        for c in self.ring.completion().take(limit) {
             let slot = c.user_data() as u32;
             let res = c.result();
             let result = match res {
@@ -387,7 +392,8 @@ impl Engine for UringCmdEngine {
     }
 
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let mut got = self.drain(out);
+        let limit = self.reap_max.max(min);
+        let mut got = self.drain(out, limit);
         while got < min || (self.iopoll && got == 0 && min > 0) {
             match self.ring.submit_and_wait(min - got) {
                 Ok(_) => {}
@@ -399,7 +405,7 @@ impl Engine for UringCmdEngine {
                     })
                 }
             }
-            got += self.drain(out);
+            got += self.drain(out, limit - got);
         }
         Ok(())
     }
