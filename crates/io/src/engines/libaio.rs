@@ -343,7 +343,7 @@ impl Drop for LibaioEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::{resolve, TargetNeeds};
+    use crate::engines::test_reads::{eight_deep, queue_reads};
 
     #[test]
     fn abi_sizes_match_the_kernel() {
@@ -354,46 +354,17 @@ mod tests {
     /// Eight reads of a file in flight, reaped by one `getevents(8)`:
     /// returns how many completions each `io_getevents` may take.
     fn reap_eight(batch_max: u32) -> usize {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("f");
-        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
-        let needs = TargetNeeds {
-            bytes: Some(64 << 10),
-            offset: 0,
-            modifies: false,
-            allow_destructive: false,
-            allow_mounted_write: false,
-        };
-        let targets = [resolve(&p, needs).unwrap()];
-        let spec = JobSpec {
-            iodepth: 8,
-            iodepth_batch_complete_max: batch_max,
-            ..JobSpec::default()
-        };
-        let setup = EngineSetup {
-            spec: &spec,
-            targets: &targets,
-            seed: 1,
-        };
-        let mut e = LibaioEngine::new(&setup).unwrap();
-        for slot in 0..8u32 {
-            let req = IoReq {
-                slot,
-                file: 0,
-                ddir: Ddir::Read,
-                offset: u64::from(slot) * 4096,
-                len: 4096,
-            };
-            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
-        }
-        assert_eq!(e.commit().unwrap(), 8);
-        let mut out = Vec::new();
-        e.getevents(8, &mut out).unwrap();
-        let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
-        slots.sort_unstable();
-        assert_eq!(slots, (0..8).collect::<Vec<_>>(), "every read, once");
-        assert!(out.iter().all(|c| c.result == 4096));
-        e.events.len()
+        eight_deep(batch_max, |setup| {
+            let mut e = LibaioEngine::new(setup).unwrap();
+            queue_reads(&mut e, 8);
+            let mut out = Vec::new();
+            e.getevents(8, &mut out).unwrap();
+            let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+            slots.sort_unstable();
+            assert_eq!(slots, (0..8).collect::<Vec<_>>(), "every read, once");
+            assert!(out.iter().all(|c| c.result == 4096));
+            e.events.len()
+        })
     }
 
     #[test]

@@ -70,6 +70,65 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
     }
 }
 
+/// What the engines' own tests share: a file to read, and reads queued.
+#[cfg(test)]
+pub(crate) mod test_reads {
+    use crate::engine::{Engine, EngineSetup, Queued};
+    use crate::target::{resolve, Target, TargetNeeds};
+    use ssdready_core::spec::JobSpec;
+    use ssdready_core::{Ddir, IoReq};
+
+    /// A file of `bytes` in a directory of its own (gone with the returned
+    /// guard), resolved as a target only read.
+    pub fn file_target(bytes: usize) -> (tempfile::TempDir, Target) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, vec![7u8; bytes]).unwrap();
+        let needs = TargetNeeds {
+            bytes: Some(bytes as u64),
+            offset: 0,
+            modifies: false,
+            allow_destructive: false,
+            allow_mounted_write: false,
+        };
+        let t = resolve(&p, needs).unwrap();
+        (d, t)
+    }
+
+    /// `open` given the setup of a job eight deep, reaping at most
+    /// `batch_max` a call (`iodepth_batch_complete_max`), on a 64 KiB
+    /// file of its own.
+    pub fn eight_deep<R>(batch_max: u32, open: impl FnOnce(&EngineSetup<'_>) -> R) -> R {
+        let (_dir, target) = file_target(64 << 10);
+        let targets = [target];
+        let spec = JobSpec {
+            iodepth: 8,
+            iodepth_batch_complete_max: batch_max,
+            ..JobSpec::default()
+        };
+        open(&EngineSetup {
+            spec: &spec,
+            targets: &targets,
+            seed: 1,
+        })
+    }
+
+    /// Queue `n` reads of 4 KiB (slot `i` at `i` × 4096) and commit them.
+    pub fn queue_reads<E: Engine>(e: &mut E, n: u32) {
+        for slot in 0..n {
+            let req = IoReq {
+                slot,
+                file: 0,
+                ddir: Ddir::Read,
+                offset: u64::from(slot) * 4096,
+                len: 4096,
+            };
+            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
+        }
+        assert_eq!(e.commit().unwrap(), n as usize);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

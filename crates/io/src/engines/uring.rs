@@ -618,71 +618,41 @@ impl Engine for UringEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::{resolve, TargetNeeds};
+    use crate::engines::test_reads::{eight_deep, queue_reads};
 
     /// Eight reads of a file, all completed in the ring, then one
     /// `getevents` per `mins`: how many completions each took (None where
     /// this kernel gives no io_uring).
     fn takes(batch_max: u32, mins: &[usize]) -> Option<Vec<usize>> {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("f");
-        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
-        let needs = TargetNeeds {
-            bytes: Some(64 << 10),
-            offset: 0,
-            modifies: false,
-            allow_destructive: false,
-            allow_mounted_write: false,
-        };
-        let targets = [resolve(&p, needs).unwrap()];
-        let spec = JobSpec {
-            iodepth: 8,
-            iodepth_batch_complete_max: batch_max,
-            ..JobSpec::default()
-        };
-        let setup = EngineSetup {
-            spec: &spec,
-            targets: &targets,
-            seed: 1,
-        };
-        let mut e = match UringEngine::new(&setup) {
-            Ok(e) => e,
-            Err(why) => {
-                eprintln!("skipped: no io_uring here ({why})");
-                return None;
-            }
-        };
-        for slot in 0..8u32 {
-            let req = IoReq {
-                slot,
-                file: 0,
-                ddir: Ddir::Read,
-                offset: u64::from(slot) * 4096,
-                len: 4096,
+        eight_deep(batch_max, |setup| {
+            let mut e = match UringEngine::new(setup) {
+                Ok(e) => e,
+                Err(why) => {
+                    eprintln!("skipped: no io_uring here ({why})");
+                    return None;
+                }
             };
-            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
-        }
-        assert_eq!(e.commit().unwrap(), 8);
-        loop {
-            let ready = e.ring.completion().len();
-            if ready == 8 {
-                break;
+            queue_reads(&mut e, 8);
+            loop {
+                let ready = e.ring.completion().len();
+                if ready == 8 {
+                    break;
+                }
+                e.ring.submit_and_wait(8 - ready).unwrap();
             }
-            e.ring.submit_and_wait(8 - ready).unwrap();
-        }
-        let mut each = Vec::new();
-        let mut slots = Vec::new();
-        for &min in mins {
-            let mut out = Vec::new();
-            e.getevents(min, &mut out).unwrap();
-            assert!(out.iter().all(|c| c.result == 4096));
-            slots.extend(out.iter().map(|c| c.slot));
-            each.push(out.len());
-        }
-        slots.sort_unstable();
-        slots.dedup();
-        assert_eq!(slots.len(), each.iter().sum::<usize>(), "each read once");
-        Some(each)
+            let (mut each, mut slots) = (Vec::new(), Vec::new());
+            for &min in mins {
+                let mut out = Vec::new();
+                e.getevents(min, &mut out).unwrap();
+                assert!(out.iter().all(|c| c.result == 4096));
+                slots.extend(out.iter().map(|c| c.slot));
+                each.push(out.len());
+            }
+            slots.sort_unstable();
+            slots.dedup();
+            assert_eq!(slots.len(), each.iter().sum::<usize>(), "each read once");
+            Some(each)
+        })
     }
 
     #[test]
