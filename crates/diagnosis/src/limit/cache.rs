@@ -1,5 +1,8 @@
-//! The page cache as what a run's rate measured: a job's buffered writes
-//! that the device did not take within the run, written back after it.
+//! The page cache as what a run's rate measured: a job's buffered reads
+//! that never reached the device (served from memory: the rate is the
+//! copy's, at the CPU's pace, and the device's figures do not apply), or
+//! its buffered writes that the device did not take within the run,
+//! written back after it.
 //! A run of a second or so fills the page cache well below its dirty
 //! limit, so the writes go at the speed of memory; closing the target
 //! then writes them back at the device's pace, or at the pace of a limit
@@ -11,6 +14,7 @@
 use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
 use ssdready_core::units::fmt_bytes;
+use ssdready_measured::summary::DiskSummary;
 
 /// The device wrote under this share of the bytes the job wrote within
 /// the run.
@@ -22,17 +26,63 @@ pub const AFTER_TIMES: f64 = 2.0;
 pub const AFTER_S: f64 = 2.0;
 
 /// Buffered writes the device did not take within the run, whose
-/// writeback held the run's end well past its I/O.
+/// writeback held the run's end well past its I/O; else buffered reads
+/// the device did not serve.
 pub fn page_cache(sh: &Shared, v: &View) -> Test {
-    let r = v.run;
-    let w = &r.workload;
-    let (_, writes) = crate::levers::binding::directions(&w.rw);
-    if w.direct || !writes {
-        return Test::No("no writes through the page cache to weigh".into());
+    let w = &v.run.workload;
+    let (reads, writes) = crate::levers::binding::directions(&w.rw);
+    if w.direct || !(reads || writes) {
+        return Test::No("no I/O through the page cache to weigh".into());
     }
     let Some(d) = v.disk else {
-        return Test::No("no device counters to show where the writes went".into());
+        return Test::No("no device counters to show where the I/O went".into());
     };
+    let written = match writes {
+        true => written_back(sh, v, d),
+        false => Test::No(String::new()),
+    };
+    match (written, reads) {
+        (Test::No(why), true) => match served_reads(v, d) {
+            Test::No(r) if !why.is_empty() => Test::No(format!("{why}; {r}")),
+            t => t,
+        },
+        (t, _) => t,
+    }
+}
+
+/// The job's buffered reads that never reached the device: at least
+/// [`DEVICE_SHARE`] of them, by the bytes the application read against
+/// the device's own read counter ([`DiskSummary::cache_hit_pct`]).
+fn served_reads(v: &View, d: &DiskSummary) -> Test {
+    let s = &v.run.summary;
+    let Some(hit) = d.cache_hit_pct.filter(|_| s.read_iops > 0.0) else {
+        return Test::No("no reads to set against the device's".into());
+    };
+    let read = format!(
+        "{} read {} within the run, and {} of the job's reads never reached it",
+        d.name,
+        fmt_bytes(d.read_bytes as f64),
+        pct(hit)
+    );
+    if hit < 100.0 * (1.0 - DEVICE_SHARE) {
+        return Test::No(read);
+    }
+    Test::Holds(Found {
+        part: format!("{read}: the page cache served them"),
+        evidence: vec![format!(
+            "/sys/block/{}/stat against the bytes the job read ({:.0} reads a second): the reads were copies from memory, at the CPU's pace, and the device's figures do not apply to them (direct=1, or a file larger than the memory, measures the device)",
+            d.name, s.read_iops
+        )],
+        setting: None,
+        margin_pct: Some(100.0 * (hit / (100.0 * (1.0 - DEVICE_SHARE)) - 1.0)),
+    })
+}
+
+/// Buffered writes the device did not take within the run, whose
+/// writeback held the run's end well past its I/O.
+fn written_back(sh: &Shared, v: &View, d: &DiskSummary) -> Test {
+    let r = v.run;
+    let w = &r.workload;
     let s = &r.summary;
     let window = s.window_s.max(1e-3);
     let wrote = s.write_iops * w.bs as f64 * window;
@@ -109,6 +159,46 @@ mod tests {
         let d = r.summary.disk.as_mut().unwrap();
         (d.read_bytes, d.bytes) = (0, device);
         r
+    }
+
+    /// Buffered 4 KiB random reads at 120K a second, `hit` % of them
+    /// never reaching the device.
+    fn cached_reads(hit: f64) -> RunRecord {
+        let mut r = run("qd-16", 16, 120_000.0, 27.0, 83.0, 2.0);
+        (r.workload.rw, r.workload.direct) = ("randread".into(), false);
+        r.summary.read_iops = 120_000.0;
+        let d = r.summary.disk.as_mut().unwrap();
+        d.read_bytes = ((100.0 - hit) / 100.0 * 120_000.0 * 4096.0) as u64;
+        d.cache_hit_pct = Some(hit);
+        r
+    }
+
+    #[test]
+    fn buffered_reads_the_device_did_not_serve_are_the_page_caches_rate() {
+        let t = target(TargetKind::RamDevice);
+        let s = judge(&t, &[cached_reads(100.0)], &Caps::default(), true);
+        assert_eq!(s.limit, Cause::PageCache, "{s:?}");
+        assert!(
+            s.part.contains("100 % of the job's reads never reached it"),
+            "{}",
+            s.part
+        );
+        // Most of them reached the device: the device's rate.
+        let s = judge(&t, &[cached_reads(20.0)], &Caps::default(), true);
+        assert_ne!(s.limit, Cause::PageCache, "{s:?}");
+        assert!(ruled(&s, Cause::PageCache)
+            .why
+            .contains("20 % of the job's reads"));
+        // Direct reads never are.
+        let mut direct = cached_reads(100.0);
+        direct.workload.direct = true;
+        let s = judge(&t, &[direct], &Caps::default(), true);
+        assert_ne!(s.limit, Cause::PageCache, "{s:?}");
+        // A mix whose writes the device took: its reads are weighed still.
+        let mut mixed = cached_reads(100.0);
+        (mixed.workload.rw, mixed.summary.write_iops) = ("randrw".into(), 1_000.0);
+        let s = judge(&t, &[mixed], &Caps::default(), true);
+        assert_eq!(s.limit, Cause::PageCache, "{s:?}");
     }
 
     #[test]
