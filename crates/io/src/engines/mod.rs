@@ -113,17 +113,21 @@ pub(crate) mod test_reads {
         })
     }
 
-    /// Queue `n` reads of 4 KiB (slot `i` at `i` × 4096) and commit them.
+    /// A read of 4 KiB of the first file, slot `slot` at `slot` × 4096.
+    pub fn read_req(slot: u32) -> IoReq {
+        IoReq {
+            slot,
+            file: 0,
+            ddir: Ddir::Read,
+            offset: u64::from(slot) * 4096,
+            len: 4096,
+        }
+    }
+
+    /// Queue `n` reads ([`read_req`]) and commit them.
     pub fn queue_reads<E: Engine>(e: &mut E, n: u32) {
         for slot in 0..n {
-            let req = IoReq {
-                slot,
-                file: 0,
-                ddir: Ddir::Read,
-                offset: u64::from(slot) * 4096,
-                len: 4096,
-            };
-            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
+            assert_eq!(e.queue(read_req(slot)).unwrap(), Queued::Pending);
         }
         assert_eq!(e.commit().unwrap(), n as usize);
     }

@@ -200,8 +200,8 @@ impl Drop for OffloadEngine {
 mod tests {
     use super::*;
     use crate::engines::null::NullEngine;
+    use crate::engines::test_reads::read_req;
     use ssdready_core::spec::JobSpec;
-    use ssdready_core::Ddir;
 
     #[test]
     fn each_slot_is_done_by_its_own_submitter_thread() {
@@ -213,14 +213,7 @@ mod tests {
         let mut e = OffloadEngine::new(4, open).unwrap();
         assert_eq!(e.threads.len(), 4);
         for slot in 0..4 {
-            let req = IoReq {
-                slot,
-                file: 0,
-                ddir: Ddir::Read,
-                offset: u64::from(slot) * 4096,
-                len: 4096,
-            };
-            assert_eq!(e.queue(req).unwrap(), Queued::Pending);
+            assert_eq!(e.queue(read_req(slot)).unwrap(), Queued::Pending);
             assert!(
                 e.at_home(slot).is_none(),
                 "the engine is with its submitter"
