@@ -551,15 +551,16 @@ impl JobSpec {
         }
     }
 
-    /// The most completions one reaping system call asks the kernel for,
-    /// as fio resolves `iodepth_batch_complete_max`: 0 (not given) means
-    /// the minimum (fio's `init.c` raises the maximum to it), so one by
-    /// default, and a libaio job pays one `io_getevents` per I/O as under
-    /// fio. Engines that reap from a ring in memory take what is there.
+    /// The most completions one reap of libaio or io_uring takes (unless
+    /// it needs more), as fio resolves `iodepth_batch_complete_max`: 0 (not
+    /// given) means the minimum (fio's `init.c` raises the maximum to it),
+    /// so one by default, and never more than the depth. A libaio job then
+    /// pays one `io_getevents` per I/O, and an io_uring job one
+    /// `io_uring_enter`, as under fio.
     pub fn reap_call_max(&self) -> u32 {
         self.iodepth_batch_complete_max
             .max(self.iodepth_batch_complete_min)
-            .max(1)
+            .clamp(1, self.depth().get())
     }
 
     /// The queue depth the worker really keeps: synchronous engines hold one

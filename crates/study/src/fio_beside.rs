@@ -509,8 +509,8 @@ fn sessions_apart(doc: &JobDoc, sections: &[Section]) -> Option<String> {
         .points
         .iter()
         .filter_map(|r| r.summary.cpu.as_ref())
-        .flat_map(|c| c.busiest_threads.iter().cloned())
+        .flat_map(|c| &c.busiest_threads)
         .collect();
     busiest.sort_by(|a, b| b.cpus.total_cmp(&a.cpus));
-    ssdready_diagnosis::limit::others::lower_in_own_group(&busiest)
+    ssdready_diagnosis::limit::others::lower_in_own_group(busiest)
 }

@@ -30,23 +30,21 @@ pub const AFTER_S: f64 = 2.0;
 /// the device did not serve.
 pub fn page_cache(sh: &Shared, v: &View) -> Test {
     let w = &v.run.workload;
-    let (reads, writes) = crate::levers::binding::directions(&w.rw);
-    if w.direct || !(reads || writes) {
-        return Test::No("no I/O through the page cache to weigh".into());
-    }
-    let Some(d) = v.disk else {
-        return Test::No("no device counters to show where the I/O went".into());
+    let (reads, writes) = match w.direct {
+        true => (false, false),
+        false => crate::levers::binding::directions(&w.rw),
     };
-    let written = match writes {
-        true => written_back(sh, v, d),
-        false => Test::No(String::new()),
+    let Some(d) = v.disk.filter(|_| reads || writes) else {
+        return Test::No(match reads || writes {
+            true => "no device counters to show where the I/O went".into(),
+            false => "no I/O through the page cache to weigh".into(),
+        });
     };
-    match (written, reads) {
-        (Test::No(why), true) => match served_reads(v, d) {
-            Test::No(r) if !why.is_empty() => Test::No(format!("{why}; {r}")),
-            t => t,
-        },
-        (t, _) => t,
+    let written = writes.then(|| written_back(sh, v, d));
+    match (written, reads.then(|| served_reads(v, d))) {
+        (Some(Test::No(w)), Some(Test::No(r))) => Test::No(format!("{w}; {r}")),
+        (Some(Test::No(_)), Some(t)) | (Some(t), _) | (None, Some(t)) => t,
+        (None, None) => Test::No("no I/O through the page cache to weigh".into()),
     }
 }
 

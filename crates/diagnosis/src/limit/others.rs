@@ -366,20 +366,25 @@ fn held_words(v: &View) -> &'static str {
 /// `yes (pid 9, SCHED_IDLE, nice 19), rustc (pid 12)`: the busiest other
 /// processes, each once.
 fn top_others(v: &View) -> Option<String> {
+    let each: Vec<String> = once_each(v.busiest.iter().filter(|t| busy_other(t)))
+        .map(thread_label)
+        .collect();
+    (!each.is_empty()).then(|| each.join(", "))
+}
+
+/// The first three threads of `threads` of distinct processes: a process
+/// named once, by its first (busiest) thread.
+fn once_each<'a>(
+    threads: impl Iterator<Item = &'a ssdready_core::result::ThreadUse>,
+) -> impl Iterator<Item = &'a ssdready_core::result::ThreadUse> {
     let mut seen: Vec<u32> = Vec::new();
-    let each: Vec<String> = v
-        .busiest
-        .iter()
-        .filter(|t| busy_other(t))
-        .filter(|t| {
+    threads
+        .filter(move |t| {
             let new = !seen.contains(&t.pid);
             seen.push(t.pid);
             new
         })
         .take(3)
-        .map(thread_label)
-        .collect();
-    (!each.is_empty()).then(|| each.join(", "))
 }
 
 /// A thread as named with its policy and nice value where they are not
@@ -405,17 +410,13 @@ fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
 /// work that gives way to the study's threads, but not to a process in a
 /// group of its own, as each of fio's job processes is (it starts a
 /// session, hence an autogroup, of its own). None where there is none.
-pub fn lower_in_own_group(busiest: &[ssdready_core::result::ThreadUse]) -> Option<String> {
-    let mut seen: Vec<u32> = Vec::new();
-    let each: Vec<String> = busiest
-        .iter()
-        .filter(|t| busy_other(t) && (sched_idle(t) || niced_lower(t)))
-        .filter(|t| {
-            let new = !seen.contains(&t.pid);
-            seen.push(t.pid);
-            new
-        })
-        .take(3)
+pub fn lower_in_own_group<'a>(
+    busiest: impl IntoIterator<Item = &'a ssdready_core::result::ThreadUse>,
+) -> Option<String> {
+    let lower = busiest
+        .into_iter()
+        .filter(|t| busy_other(t) && (sched_idle(t) || niced_lower(t)));
+    let each: Vec<String> = once_each(lower)
         .map(|t| format!("{} {:.2} CPUs", thread_label(t), t.cpus))
         .collect();
     (!each.is_empty()).then(|| each.join(", "))

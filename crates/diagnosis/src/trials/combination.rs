@@ -380,19 +380,19 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
                 .and_then(|s| s.gain(best.metric))
                 .map_or("as much".into(), trials::fmt_gain)
         ),
-        Some(k) => format!(
-            "the whole set bought {}{} than its best single change, {best_words}{}; kept the best set measured, {}",
-            if less_than(&c.sets[0], best) { "less" } else { "no more" },
-            c.sets[0]
-                .gain(best.metric)
-                .map_or(String::new(), |g| format!(" ({})", trials::fmt_gain(g))),
-            if less_than(&c.sets[0], best) {
-                ": the changes interact"
-            } else {
-                " beyond the noise"
-            },
-            without(c, &c.sets[k])
-        ),
+        Some(k) => {
+            let (bought, why) = match less_than(&c.sets[0], best) {
+                true => ("less", ": the changes interact"),
+                false => ("no more", " beyond the noise"),
+            };
+            format!(
+                "the whole set bought {bought}{} than its best single change, {best_words}{why}; kept the best set measured, {}",
+                c.sets[0]
+                    .gain(best.metric)
+                    .map_or(String::new(), |g| format!(" ({})", trials::fmt_gain(g))),
+                without(c, &c.sets[k])
+            )
+        }
         None => format!(
             "the {} measured bought less than the best single change, {best_words}: the changes interact; kept the best single change alone, as its own trial measured it",
             if c.sets.len() == 1 { "whole set" } else { "sets" }

@@ -119,7 +119,7 @@ impl LibaioEngine {
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let spec = setup.spec;
         let depth = spec.depth().get() as usize;
-        let reap_max = (spec.reap_call_max() as usize).clamp(1, depth);
+        let reap_max = spec.reap_call_max() as usize;
         // The buffers first: a failure here leaves no AIO context behind.
         let mut bufs: Vec<AlignedBuf> = (0..depth)
             .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i))

@@ -166,6 +166,38 @@ pub(crate) fn build_ring<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
 /// also runs the ring's pending completion work.
 const ENTER_GETEVENTS: u32 = 1;
 
+/// One `io_uring_enter` for the entries queued on `ring`, as fio's commit:
+/// unless a kernel thread polls the submission queue (`sqpoll`), it
+/// carries `GETEVENTS` with no minimum, so the ring's completion work
+/// runs in the same call and the next reap finds what has completed
+/// without entering again (with deferred task work, nothing else runs it).
+///
+/// # Safety
+///
+/// Every entry queued on `ring` must point at buffers and files that stay
+/// alive, and untouched by the caller, until its completion is reaped.
+pub(crate) unsafe fn submit_queued<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &mut IoUring<S, C>,
+    sqpoll: bool,
+) -> Result<usize, EngineError> {
+    let n = match sqpoll {
+        true => ring.submit(),
+        false => {
+            let len = ring.submission().len() as u32;
+            // SAFETY: the queued entries are valid by this function's
+            // contract; no argument is passed.
+            unsafe {
+                ring.submitter()
+                    .enter::<libc::sigset_t>(len, 0, ENTER_GETEVENTS, None)
+            }
+        }
+    };
+    n.map_err(|e| EngineError::Sys {
+        what: "io_uring_enter (submit)".into(),
+        source: e,
+    })
+}
+
 /// The entries of an ordinary ring (64-byte submissions, 16-byte completions).
 type PlainSqe = squeue::Entry;
 type PlainCqe = cqueue::Entry;
@@ -340,7 +372,7 @@ impl UringEngine {
             },
             force_async: spec.access.force_async,
             since_async: 0,
-            reap_max: (spec.reap_call_max() as usize).clamp(1, depth as usize),
+            reap_max: spec.reap_call_max() as usize,
         })
     }
 
@@ -483,35 +515,14 @@ impl Engine for UringEngine {
     // and untouched by us until its completion is reaped (the worker
     // does not reuse a slot before that), and at an fd we own.
 
-    /// One `io_uring_enter` for the queued entries. Without a polling
-    /// kernel thread it carries `GETEVENTS` (with no minimum), as fio's
-    /// commit does: the ring's completion work then runs in the same call,
-    /// so the next `getevents` finds what has completed without entering
-    /// again (with deferred task work, nothing else runs it).
     #[inline]
     fn commit(&mut self) -> Result<usize, EngineError> {
         if self.queued == 0 {
             return Ok(0);
         }
-        let n = match self.sqpoll {
-            true => self.ring.submit(),
-            false => {
-                let len = self.ring.submission().len() as u32;
-                // SAFETY: the entries from the submission queue's head to
-                // its tail are ours, each pointing at a slot's buffer and
-                // an fd this engine keeps until the completion is reaped
-                // (see `queue`); no argument is passed.
-                unsafe {
-                    self.ring
-                        .submitter()
-                        .enter::<libc::sigset_t>(len, 0, ENTER_GETEVENTS, None)
-                }
-            }
-        }
-        .map_err(|e| EngineError::Sys {
-            what: "io_uring_enter (submit)".into(),
-            source: e,
-        })?;
+        // SAFETY: each queued entry points at a slot's buffer and an fd this
+        // engine keeps, untouched, until its completion is reaped (`queue`).
+        let n = unsafe { submit_queued(&mut self.ring, self.sqpoll)? };
         self.queued = 0;
         Ok(n)
     }

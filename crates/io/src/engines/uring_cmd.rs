@@ -32,7 +32,7 @@ use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
 use crate::engines::uring::{
     build_ring, check_iopoll, register_buffers, register_files, ring_entries, slot_buffers,
-    waits_in_user_space, wants_iopoll,
+    submit_queued, waits_in_user_space, wants_iopoll,
 };
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use ssdready_core::spec_passthru::NvmeWriteMode;
@@ -256,7 +256,7 @@ impl UringCmdEngine {
             queued: 0,
             told: false,
             job: spec.name.clone(),
-            reap_max: (spec.reap_call_max() as usize).clamp(1, depth as usize),
+            reap_max: spec.reap_call_max() as usize,
         })
     }
 
@@ -383,10 +383,10 @@ impl Engine for UringCmdEngine {
         if self.queued == 0 {
             return Ok(0);
         }
-        let n = self.ring.submit().map_err(|e| EngineError::Sys {
-            what: "io_uring_enter (submit)".into(),
-            source: e,
-        })?;
+        // SAFETY: each queued command points at a slot's buffer (and its
+        // iovec or range) and an fd this engine keeps, untouched, until its
+        // completion is reaped (`push`).
+        let n = unsafe { submit_queued(&mut self.ring, self.sqpoll)? };
         self.queued = 0;
         Ok(n)
     }
