@@ -104,9 +104,12 @@ fn judge(ran: Result<RunResult, RunFailure>) -> Result<RunResult, Failure> {
     let r = match ran {
         Ok(r) => r,
         Err(RunFailure::BadInput(m)) => return Err(Failure::NotApplicable(m)),
-        Err(RunFailure::Runtime(m) | RunFailure::Internal(m) | RunFailure::Interrupted(m)) => {
-            return Err(Failure::Failed(m))
-        }
+        Err(
+            RunFailure::Runtime(m)
+            | RunFailure::Internal(m)
+            | RunFailure::Interrupted(m)
+            | RunFailure::NotStarted(m),
+        ) => return Err(Failure::Failed(m)),
     };
     if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
         return Err(Failure::Failed(j.first_error.clone().unwrap_or_default()));

@@ -16,6 +16,9 @@ pub enum Failure {
     Interrupted(String),
     /// A bug (a panic in a worker): exit code 70.
     Internal(String),
+    /// The caller's own limit (a study's budget) refused the run before it
+    /// started: exit code 1.
+    NotStarted(String),
 }
 
 impl Failure {
@@ -25,7 +28,8 @@ impl Failure {
             Failure::BadInput(m)
             | Failure::Runtime(m)
             | Failure::Interrupted(m)
-            | Failure::Internal(m) => m,
+            | Failure::Internal(m)
+            | Failure::NotStarted(m) => m,
         }
     }
 
@@ -33,7 +37,7 @@ impl Failure {
     pub fn exit_code(&self) -> i32 {
         match self {
             Failure::BadInput(_) => 2,
-            Failure::Runtime(_) => 1,
+            Failure::Runtime(_) | Failure::NotStarted(_) => 1,
             Failure::Interrupted(_) => 130,
             Failure::Internal(_) => 70,
         }

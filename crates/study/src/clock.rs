@@ -312,7 +312,7 @@ impl Clocked<'_> {
     ) -> Result<ssdready_run::RunResult, ssdready_run::Failure> {
         if let Err(why) = self.budget.allows() {
             self.refused.set(self.refused.get() + 1);
-            return Err(ssdready_run::Failure::Runtime(why));
+            return Err(ssdready_run::Failure::NotStarted(why));
         }
         let at = std::time::Instant::now();
         let result = (self.run)(r);

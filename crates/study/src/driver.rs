@@ -34,6 +34,16 @@ pub enum Failure {
     NotApplicable(String),
     /// The run failed.
     Failed(String),
+    /// The study's budget refused the run before it started.
+    NotRun(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::NotApplicable(m) | Failure::Failed(m) | Failure::NotRun(m) => f.write_str(m),
+        }
+    }
 }
 
 /// Runs points.
@@ -369,7 +379,7 @@ fn run_point(
         Err(Failure::Failed(e)) if p.strategy.is_some() => {
             rec.error = Some(format!("{}: {e}", crate::strategies::RUN_FAILED))
         }
-        Err(Failure::NotApplicable(e) | Failure::Failed(e)) => rec.error = Some(e),
+        Err(e) => rec.error = Some(e.to_string()),
     }
     rec.wall_s = wall.elapsed().as_secs_f64();
     rec

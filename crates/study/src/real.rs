@@ -263,6 +263,7 @@ impl Runner for RealRunner<'_> {
             Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(Failure::Failed(m)),
             // The study sees the stop flag itself and keeps what ran.
             Err(RunFailure::Interrupted(m)) => Err(Failure::Failed(m)),
+            Err(RunFailure::NotStarted(m)) => Err(Failure::NotRun(m)),
         }
     }
 
@@ -388,7 +389,7 @@ impl<'a> Points<'a> {
         kind: Kind,
         sections: &[Section],
         request: &RunRequest,
-    ) -> Result<RunResult, String> {
+    ) -> Result<RunResult, Failure> {
         let w = workload(sections, self.target.as_ref());
         let started = crate::clock::now_ms();
         let at = std::time::Instant::now();
@@ -398,14 +399,15 @@ impl<'a> Points<'a> {
         let out = match ran {
             Ok(o) => {
                 (rec.summary, rec.context) = (o.summary, o.context);
-                o.result.ok_or_else(|| "the run gave no result".to_string())
+                o.result
+                    .ok_or_else(|| Failure::Failed("the run gave no result".into()))
             }
-            Err(Failure::NotApplicable(e) | Failure::Failed(e)) => Err(e),
+            Err(e) => Err(e),
         };
         match &out {
             Ok(r) => self.jobs.push(crate::job::RunFigures::of(r).jobs),
             Err(e) => {
-                rec.error = Some(e.clone());
+                rec.error = Some(e.to_string());
                 self.jobs.push(Vec::new());
             }
         }

@@ -52,7 +52,7 @@ fn the_jobs_runs_are_named_as_the_device_studys_points() {
         assert!(p.run(kind, &s, &req).is_ok());
     }
     let e = p.run(Kind::Variant(1), &job("16", "2"), &req).unwrap_err();
-    assert!(e.contains("went away"), "{e}");
+    assert!(e.to_string().contains("went away"), "{e}");
     let ids: Vec<(&str, &str, &str)> = p
         .records
         .iter()

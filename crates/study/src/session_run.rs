@@ -468,13 +468,13 @@ fn measure_job(
                 doc.repeats.push(RunFigures::of(&r))
             }
             // Judged from the repeats made where the budget refused more.
-            Err(e) if !doc.repeats.is_empty() && e.starts_with(crate::clock::NOT_RUN) => {
+            Err(crate::driver::Failure::NotRun(e)) if !doc.repeats.is_empty() => {
                 doc.notes
                     .push(format!("{i} of {REPEATS} repeats as written: {e}"));
                 break;
             }
             Err(e) => {
-                doc.error = Some(e);
+                doc.error = Some(e.to_string());
                 return false;
             }
         }
@@ -700,7 +700,7 @@ fn variant(
     let request = job::request(&v.sections, stop);
     match points.run(Kind::Variant(i), &v.sections, &request) {
         Ok(r) => out.figures = Some(RunFigures::of(&r)),
-        Err(e) => out.error = Some(e),
+        Err(e) => out.error = Some(e.to_string()),
     }
     job_gain::judge_variant(&mut out, base);
     out

@@ -66,7 +66,7 @@ fn a_repeat_the_budget_refused_after_one_ran_leaves_the_study_to_go_on_with_it()
         "{} 0 s of the budget left, a run takes 50 s",
         clock::NOT_RUN
     );
-    let (doc, ok) = measured(Failure::Runtime(refused));
+    let (doc, ok) = measured(Failure::NotStarted(refused.clone()));
     assert!(ok && doc.error.is_none(), "{:?}", doc.error);
     assert_eq!(doc.repeats.len(), 1);
     assert_eq!(doc.median_iops, 50_000.0);
@@ -77,7 +77,9 @@ fn a_repeat_the_budget_refused_after_one_ran_leaves_the_study_to_go_on_with_it()
         "{:?}",
         doc.notes
     );
-    // Any other failure is the job's: it did not run.
+    // Any other failure is the job's: it did not run, whatever its words.
+    let (doc, ok) = measured(Failure::Runtime(refused));
+    assert!(!ok && doc.error.is_some());
     let (doc, ok) = measured(Failure::Runtime("the device went away".into()));
     assert!(!ok);
     assert!(doc

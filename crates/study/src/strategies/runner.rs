@@ -45,7 +45,9 @@ pub fn judge(ran: Result<RunResult, RunFailure>) -> Result<RunResult, NoResult> 
             None => Ok(r),
         },
         Err(RunFailure::BadInput(m)) => Err(NoResult::Refused(m)),
-        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(NoResult::Failed(m)),
+        Err(RunFailure::Runtime(m) | RunFailure::Internal(m) | RunFailure::NotStarted(m)) => {
+            Err(NoResult::Failed(m))
+        }
         Err(RunFailure::Interrupted(m)) => Err(NoResult::Interrupted(m)),
     }
 }

@@ -520,7 +520,7 @@ fn measure(
             Ok(Measured::of(&summary))
         }
         Ok(_) => Err("the run did no I/O".into()),
-        Err(crate::driver::Failure::Failed(e) | crate::driver::Failure::NotApplicable(e)) => Err(e),
+        Err(e) => Err(e.to_string()),
     }
 }
 
