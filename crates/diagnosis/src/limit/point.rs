@@ -98,7 +98,10 @@ pub fn classify_job(
         ..Default::default()
     };
     let mut s = classify_points(t, runs, &f, machine, caps, "qd");
-    if let Some(line) = bought_nothing.filter(|_| s.limit != Cause::NotIdentified) {
+    // Evidence for a limit on the I/O's path; the page cache's rate is
+    // its own, whatever is in flight.
+    let on_the_path = !matches!(s.limit, Cause::NotIdentified | Cause::PageCache);
+    if let Some(line) = bought_nothing.filter(|_| on_the_path) {
         s.evidence.push(line);
     }
     if s.limit == Cause::NotIdentified {

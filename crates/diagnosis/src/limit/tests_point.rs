@@ -278,3 +278,35 @@ fn a_file_of_a_reading_job_and_a_writing_job_is_judged_job_by_job_each_on_its_ow
     let s = classify_job(&t, &each[0].1, 8, &machine(), &Caps::default());
     assert!(words(&s, &each[0].0)[0].starts_with("[reads] reads: "));
 }
+
+#[test]
+fn a_job_the_page_cache_served_is_not_argued_from_depth() {
+    // Buffered random reads the device never saw, and a deeper queue that
+    // bought nothing: the cache's rate, without the path's evidence.
+    let cached = |id: &str, qd: u32, iops: f64| {
+        let mut r = run(id, qd, iops, 27.0, 83.0, 0.1);
+        (r.workload.rw, r.workload.direct) = ("randread".into(), false);
+        r.summary.read_iops = iops;
+        let d = r.summary.disk.as_mut().unwrap();
+        (d.read_bytes, d.cache_hit_pct) = (0, Some(100.0));
+        r
+    };
+    let mut runs: Vec<RunRecord> = (0..3)
+        .map(|i| {
+            let id = ["qd-16", "qd-16#2", "qd-16#3"][i];
+            let mut r = cached(id, 16, 120_000.0 + 500.0 * i as f64);
+            r.repeat = i as u32 + 1;
+            r
+        })
+        .collect();
+    runs.push(cached("qd-32", 32, 119_000.0));
+    runs.push(cached("qd-64", 64, 120_400.0));
+    let t = target(TargetKind::RamDevice);
+    let s = classify_job(&t, &runs, 16, &machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::PageCache, "{s:?}");
+    let lines = words(&s, "");
+    assert!(
+        !lines.iter().any(|l| l.contains("in flight bought nothing")),
+        "{lines:?}"
+    );
+}

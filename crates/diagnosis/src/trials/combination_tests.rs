@@ -161,6 +161,7 @@ fn a_set_of_two_that_buys_less_keeps_the_best_change_alone_and_says_so() {
         "{}",
         c.words
     );
+    assert!(c.words.contains("; the whole set +10.1 %"), "{}", c.words);
     let answer = answer(&c, "the best change measured: scheduler");
     assert!(
         answer.starts_with("the best change measured: scheduler; the changes together bought less"),

@@ -289,8 +289,14 @@ pub fn words(b: &Best) -> String {
         1 => "alone",
         _ => "together",
     };
+    // A set that did not gain is no configuration to keep (no job file is
+    // written for it): the job as written stands.
+    let lead = match b.beyond_noise {
+        true => "the best configuration:",
+        false => "no configuration beat the job as written beyond the noise; the best tried:",
+    };
     format!(
-        "the best configuration: {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
+        "{lead} {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
         b.changes().join(", "),
         b.pairs_pct.len()
     )
@@ -502,6 +508,11 @@ mod tests {
         judge(&mut b);
         assert!(!b.beyond_noise);
         assert!(words(&b).contains("not beyond the noise"));
+        assert!(
+            words(&b).starts_with("no configuration beat the job as written beyond the noise"),
+            "{}",
+            words(&b)
+        );
         // The same turns as a set of the device study's: the same answer.
         let mut set = crate::trials::combination::Set {
             turns: b.turns.clone(),

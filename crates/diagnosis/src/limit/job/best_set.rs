@@ -74,7 +74,12 @@ pub fn combination(
     let table = levers::shipped();
     let cap = |id: &str| table.iter().any(|l| l.id == id && l.raises_cap());
     let behind = model::behind(trials, &host, &cap);
-    let mut changes: Vec<Member> = host.iter().map(|t| member_of(t)).collect();
+    // Each weighed alone on the job's metric, as the sets are.
+    let on_measure = |t: &Trial| Member {
+        alone: t.gains.iter().find(|g| g.metric == measure).cloned(),
+        ..member_of(t)
+    };
+    let mut changes: Vec<Member> = host.iter().map(|t| on_measure(t)).collect();
     changes.extend(chosen.iter().map(|v| option_member(v)));
     changes.extend(behind.iter().map(|t| Member {
         behind: true,
