@@ -32,7 +32,9 @@
 //! first, then the next — up to [`MAX_SUBSETS`] sets ([`next_subset`]);
 //! it keeps the first set that buys at least the best single change, else
 //! the best single change alone, as its own trial measured it
-//! ([`choose`]). With one change that helped, the configuration is that
+//! ([`choose`]). A set that holds a cap that bought nothing alone
+//! ([`Member::behind`]) is measured once more without it: the cap earns
+//! its place only where the set with it buys more beyond the noise. With one change that helped, the configuration is that
 //! change as its trial measured it, and nothing more is run; with none,
 //! there is no configuration.
 
@@ -259,7 +261,29 @@ impl Combination {
     /// beside a scheduler switch, or a limit that bought nothing alone,
     /// [`Member::behind`]) is not deployed for nothing.
     pub fn keepable(&self, s: &Set, best: &Gain) -> bool {
-        beats(s, best)
+        if !beats(s, best) {
+            return false;
+        }
+        // A cap that bought nothing alone, against the same set without it.
+        match self.bare_measured(s).and_then(|b| b.gain(best.metric)) {
+            Some(g) => beats(s, g),
+            None => true,
+        }
+    }
+
+    /// The levers of set `s` without its caps that bought nothing alone
+    /// ([`Member::behind`]); None where it holds none.
+    pub fn without_behind(&self, s: &Set) -> Option<Vec<String>> {
+        let behind = |l: &String| self.changes.iter().any(|m| &m.lever == l && m.behind);
+        let bare: Vec<String> = s.levers.iter().filter(|l| !behind(l)).cloned().collect();
+        (bare.len() < s.levers.len()).then_some(bare)
+    }
+
+    /// The set measured that is `s` without its caps that bought nothing
+    /// alone, if one was.
+    fn bare_measured(&self, s: &Set) -> Option<&Set> {
+        let bare = self.without_behind(s)?;
+        self.sets.iter().find(|o| o.levers == bare)
     }
 }
 
@@ -268,13 +292,20 @@ impl Combination {
 /// change; None when the whole set bought at least the best single
 /// change, a set measured since did, [`MAX_SUBSETS`] were measured, a
 /// set failed, or a subset would be one change (that is the single
-/// change's own trial).
+/// change's own trial). A set that bought enough but holds a cap that
+/// bought nothing alone is first measured without that cap.
 pub fn next_subset(c: &Combination) -> Option<Vec<String>> {
     let whole = c.sets.first()?;
     let best = c.best_gain()?;
     let failed = c.sets.iter().any(|s| s.turns.len() < 2);
-    let enough = c.sets.iter().any(|s| c.keepable(s, best));
-    if whole.levers.len() < 3 || c.sets.len() > MAX_SUBSETS || failed || enough {
+    if c.sets.len() > MAX_SUBSETS || failed {
+        return None;
+    }
+    if let Some(k) = c.sets.iter().find(|s| c.keepable(s, best)) {
+        let measured = |b: &Vec<String>| c.sets.iter().any(|s| &s.levers == b);
+        return c.without_behind(k).filter(|b| b.len() >= 2 && !measured(b));
+    }
+    if whole.levers.len() < 3 {
         return None;
     }
     let mut drop: Vec<&Member> = c
@@ -376,10 +407,37 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
         })
         .unwrap_or_default();
     if !behind.is_empty() {
+        let apart = kept
+            .and_then(|k| c.bare_measured(&c.sets[k]))
+            .and_then(|b| {
+                Some(format!(
+                    "; {} they bought {}",
+                    without(c, b),
+                    trials::fmt_gain(b.gain(best.metric)?)
+                ))
+            })
+            .unwrap_or_default();
         return format!(
-            "together they bought more than the best single change, {best_words}, beyond the noise: {}, its limit binds once the change in front of it is made",
+            "together they bought more than the best single change, {best_words}, beyond the noise: {}, its limit binds once the change in front of it is made{apart}",
             behind.join(" and ")
         );
+    }
+    // The whole set bought enough, but no more than without its caps.
+    if let Some((k, w)) = kept.filter(|k| *k > 0).zip(c.sets.first()) {
+        let bare = &c.sets[k];
+        if c.bare_measured(w) == Some(bare) {
+            let caps: Vec<&str> = c
+                .members_of(w)
+                .filter(|m| m.behind)
+                .map(|m| m.change.as_str())
+                .collect();
+            return format!(
+                "together they bought more than the best single change, {best_words}, beyond the noise, but no more than the set {}{}: {} bought nothing alone, nor behind the others; kept that set",
+                without(c, bare),
+                bare.gain(best.metric).map_or(String::new(), |g| format!(" ({})", trials::fmt_gain(g))),
+                caps.join(" and ")
+            );
+        }
     }
     let extra: Vec<&Member> = c.changes.iter().skip(1).collect();
     if kept.is_none() && !extra.is_empty() && extra.iter().all(|m| m.behind) {

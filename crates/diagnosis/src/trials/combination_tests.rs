@@ -337,3 +337,53 @@ fn a_whole_set_that_only_matched_its_best_change_is_said_so_beside_the_subset_ke
         c.words
     );
 }
+
+/// A queue's lift and a scheduler's that each helped, and behind them a
+/// throttle's lift that bought nothing alone.
+fn two_and_a_cap() -> (Trial, Combination) {
+    let (q, s, cap) = (
+        trial("nr-requests", 1.7),
+        trial("scheduler", 1.3),
+        trial("io-throttle", 1.01),
+    );
+    let mut c = combination(&[q.clone(), s, cap]);
+    c.changes[2].behind = true;
+    (q, c)
+}
+
+#[test]
+fn a_cap_kept_behind_other_changes_is_measured_without_them_once_and_earns_its_place() {
+    let (q, mut c) = two_and_a_cap();
+    let whole = ["nr-requests", "scheduler", "io-throttle"];
+    c.sets.push(set(&whole, 3.5));
+    // The whole set beat the queue alone: the same set without the cap next.
+    assert_eq!(
+        next_subset(&c),
+        Some(vec!["nr-requests".to_string(), "scheduler".to_string()])
+    );
+    c.sets.push(set(&["nr-requests", "scheduler"], 1.8));
+    assert_eq!(next_subset(&c), None);
+    choose(&mut c, &q);
+    assert_eq!(c.kept.levers, whole);
+    assert!(
+        c.words.contains("without io-throttle they bought +80"),
+        "{}",
+        c.words
+    );
+}
+
+#[test]
+fn a_cap_that_adds_nothing_behind_other_changes_is_left_out_of_the_set() {
+    let (q, mut c) = two_and_a_cap();
+    c.sets.push(set(&["nr-requests", "scheduler", "io-throttle"], 2.2));
+    c.sets.push(set(&["nr-requests", "scheduler"], 2.21));
+    assert_eq!(next_subset(&c), None);
+    choose(&mut c, &q);
+    assert_eq!(c.kept.levers, ["nr-requests", "scheduler"]);
+    assert!(
+        c.words
+            .contains("io-throttle a → b bought nothing alone, nor behind the others"),
+        "{}",
+        c.words
+    );
+}
