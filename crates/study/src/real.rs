@@ -396,14 +396,11 @@ impl<'a> Points<'a> {
         let ran = self.runner.run(&w, request);
         let mut rec = self.record(kind, w);
         (rec.started_unix_ms, rec.wall_s) = (started, at.elapsed().as_secs_f64());
-        let out = match ran {
-            Ok(o) => {
-                (rec.summary, rec.context) = (o.summary, o.context);
-                o.result
-                    .ok_or_else(|| Failure::Failed("the run gave no result".into()))
-            }
-            Err(e) => Err(e),
-        };
+        let out = ran.and_then(|o| {
+            (rec.summary, rec.context) = (o.summary, o.context);
+            o.result
+                .ok_or(Failure::Failed("the run gave no result".into()))
+        });
         match &out {
             Ok(r) => self.jobs.push(crate::job::RunFigures::of(r).jobs),
             Err(e) => {

@@ -375,7 +375,8 @@ fn a_cap_kept_behind_other_changes_is_measured_without_them_once_and_earns_its_p
 #[test]
 fn a_cap_that_adds_nothing_behind_other_changes_is_left_out_of_the_set() {
     let (q, mut c) = two_and_a_cap();
-    c.sets.push(set(&["nr-requests", "scheduler", "io-throttle"], 2.2));
+    c.sets
+        .push(set(&["nr-requests", "scheduler", "io-throttle"], 2.2));
     c.sets.push(set(&["nr-requests", "scheduler"], 2.21));
     assert_eq!(next_subset(&c), None);
     choose(&mut c, &q);
