@@ -27,23 +27,18 @@ pub struct Outcome {
     pub context: Option<ssdready_measured::record::RunContext>,
 }
 
-/// Why a run produced nothing.
-#[derive(Debug)]
+/// Why a run produced nothing, in its message's words.
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
     /// The point does not apply to this target (bad input for `run`).
+    #[error("{0}")]
     NotApplicable(String),
     /// The run failed.
+    #[error("{0}")]
     Failed(String),
     /// The study's budget refused the run before it started.
+    #[error("{0}")]
     NotRun(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::NotApplicable(m) | Failure::Failed(m) | Failure::NotRun(m) => f.write_str(m),
-        }
-    }
 }
 
 /// Runs points.

@@ -4,12 +4,14 @@
 //! and the rules' other findings, by the diagnosis
 //! ([`ssdready_diagnosis::rejudged::job`]) from the runs and what it was
 //! judged from, both recorded in the document, and the document with the
-//! new verdict ([`rejudged`]). Nothing else of the document is judged
-//! from them, so nothing else changes.
+//! new verdict ([`rejudged`]), where the trials point against it too.
+//! Nothing else of the document is judged from them, so nothing else
+//! changes.
 
 use crate::session_parts::{JobDoc, SCHEMA};
 use ssdready_diagnosis::rejudged::job::{rejudged_job, JobChanges, Recorded};
 use ssdready_diagnosis::rejudged::RejudgeError;
+use ssdready_diagnosis::trials::section;
 
 /// A job study's document from its JSON text; why not, in words.
 pub fn parse(text: &str) -> Result<JobDoc, String> {
@@ -34,6 +36,11 @@ pub fn rejudged(old: &JobDoc) -> Result<(JobDoc, JobChanges), RejudgeError> {
     })?;
     let mut new = old.clone();
     (new.held, new.holds, new.findings) = (again.held, again.holds, again.findings);
+    let named = new.held.first().map(|h| h.saturation.limit);
+    if let Some((host, named)) = new.host.as_ref().zip(named) {
+        let table = ssdready_diagnosis::levers::shipped();
+        new.trials_point = section::trials_point(&host.trials, &table, named);
+    }
     Ok((new, again.changes))
 }
 

@@ -75,3 +75,36 @@ fn a_job_study_recorded_before_its_judging_was_kept_loads_and_is_refused() {
     assert!(e.starts_with("not a job study"), "{e}");
     assert!(parse("{").unwrap_err().starts_with("not a job study ("));
 }
+
+#[test]
+fn where_the_trials_point_is_said_again_against_the_verdict_judged_again() {
+    use ssdready_diagnosis::levers::{Kind, Metric};
+    use ssdready_diagnosis::trials::{Gain, Outcome, Trial};
+    let mut old = job_doc();
+    let lifted = Trial {
+        lever: "io-throttle".into(),
+        kind: Kind::Cgroup,
+        from: "in the study's group".into(),
+        to: "without the I/O throttle".into(),
+        outcome: Outcome::Better,
+        gains: vec![Gain {
+            metric: Metric::Iops,
+            change_pct: 347.0,
+            beyond_noise: true,
+            better: true,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    old.host = Some(crate::trials::on_job::HostSection {
+        trials: vec![lifted],
+        ..Default::default()
+    });
+    old.trials_point = Some("the trials point at what an older build named".into());
+    let (new, _) = rejudged(&old).unwrap();
+    let said = new.trials_point.unwrap_or_default();
+    assert!(
+        said.starts_with("the trials point at an I/O throttle: io-throttle"),
+        "{said}"
+    );
+}

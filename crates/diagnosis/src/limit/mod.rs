@@ -25,6 +25,7 @@ pub mod configured;
 pub mod found;
 pub mod group;
 pub mod job;
+pub mod mix;
 pub mod others;
 pub mod path;
 pub mod point;

@@ -21,7 +21,8 @@
 //! A job that reads and writes is judged on each direction's rate apart
 //! ([`directions`]); a file of several jobs, each job in each direction
 //! it does ([`per_job`]), so that each has its verdict or "not identified"
-//! with what was ruled out ([`held`]).
+//! with what was ruled out ([`held`]); a direction with no cause of its
+//! own takes the other's where the job's mix held ([`super::mix`]).
 
 use super::caps::Caps;
 use super::job::JobFigures;
@@ -336,16 +337,19 @@ pub fn held(
             .map(|(d, runs)| (d.to_string(), runs))
             .collect();
     }
-    each.into_iter()
+    let mut out: Vec<Held> = each
+        .iter()
         .map(|(direction, runs)| {
-            let s = classify_job(t, &runs, p.qd, machine, caps);
+            let s = classify_job(t, runs, p.qd, machine, caps);
             Held {
-                cost: cost(&s, &runs, (levers, cx, p)),
+                cost: cost(&s, runs, (levers, cx, p)),
                 saturation: s,
-                direction,
+                direction: direction.clone(),
             }
         })
-        .collect()
+        .collect();
+    super::mix::through_the_mix(&mut out, &each);
+    out
 }
 
 /// What a job study judges what holds the job from, besides its runs
