@@ -7,12 +7,15 @@
 //! [`through_the_mix`] gives such a direction the other's cause, where
 //! the runs show the mix held: in every run where the job did both, its
 //! reads ran at the same multiple of its writes, within [`STEADY_PCT`] of
-//! their median. That ratio is the evidence. Directions of a file's
-//! several jobs are paired only within a job (`[name] reads` with
-//! `[name] writes`).
+//! their median. That ratio is the evidence. A throttle on the other
+//! direction (the one limit of a direction alone) is taken even over a
+//! cause of this direction's own, which is then said as also held: the
+//! rate it would set is not the rate the mix let it reach. Directions of
+//! a file's several jobs are paired only within a job (`[name] reads`
+//! with `[name] writes`).
 
 use super::point::Held;
-use super::Cause;
+use super::{AlsoHeld, Cause, Saturation};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::record::RunRecord;
 
@@ -30,29 +33,36 @@ fn ratios(reads: &[RunRecord], writes: &[RunRecord]) -> Vec<f64> {
     both.map(|(r, w)| r.summary.iops / w.summary.iops).collect()
 }
 
-/// Where direction `from` of a job holds a cause and its other direction,
-/// `to`, does not, `to` takes it (see the module's documentation). `each`
-/// are the directions' runs, in the order of `held`.
+/// The direction paired with `held[to]` (`[fill] writes` with `[fill]
+/// reads`), and whether `to` is the reads.
+fn pair_of(held: &[Held], to: usize) -> Option<(usize, bool)> {
+    let label = &held[to].direction;
+    let (base, reads) = match (label.strip_suffix("reads"), label.strip_suffix("writes")) {
+        (Some(b), _) => (b, true),
+        (_, Some(b)) => (b, false),
+        _ => return None,
+    };
+    let other = format!("{base}{}", if reads { "writes" } else { "reads" });
+    let from = held.iter().position(|h| h.direction == other)?;
+    Some((from, reads))
+}
+
+/// Where a direction of a job shows no cause, or one weaker than a
+/// throttle on its other direction, and the mix held, it takes the other
+/// direction's cause (see the module's documentation). `each` are the
+/// directions' runs, in the order of `held`.
 pub fn through_the_mix(held: &mut [Held], each: &[(String, Vec<RunRecord>)]) {
-    let label = |h: &[Held], i: usize| h[i].direction.clone();
     for to in 0..held.len() {
-        if held[to].saturation.limit != Cause::NotIdentified {
-            continue;
-        }
-        let mine = label(held, to);
-        let (base, reads) = match (mine.strip_suffix("reads"), mine.strip_suffix("writes")) {
-            (Some(b), _) => (b.to_string(), true),
-            (_, Some(b)) => (b.to_string(), false),
-            _ => continue,
-        };
-        let other = format!("{base}{}", if reads { "writes" } else { "reads" });
-        let Some(from) = (0..held.len()).find(|&i| label(held, i) == other) else {
+        let own = held[to].saturation.limit;
+        let Some((from, reads)) = pair_of(held, to) else {
             continue;
         };
-        let from_held = &held[from].saturation;
-        if matches!(from_held.limit, Cause::NotIdentified) {
-            continue;
-        }
+        let theirs = held[from].saturation.limit;
+        let takes = match own {
+            Cause::IoThrottle => false,
+            Cause::NotIdentified => theirs != Cause::NotIdentified,
+            _ => theirs == Cause::IoThrottle,
+        };
         let (r, w) = match reads {
             true => (&each[to].1, &each[from].1),
             false => (&each[from].1, &each[to].1),
@@ -61,18 +71,42 @@ pub fn through_the_mix(held: &mut [Held], each: &[(String, Vec<RunRecord>)]) {
             true => ("reads", "writes"),
             false => ("writes", "reads"),
         };
-        let Some(line) = steady_mix(r, w, dirs) else {
+        let Some(line) = steady_mix(r, w, dirs).filter(|_| takes) else {
             continue;
         };
-        let mut s = from_held.clone();
-        s.part = format!("{}; and so its {}, through the job's mix", s.part, dirs.0);
-        let theirs = s.evidence.iter().map(|e| format!("its {}: {e}", dirs.1));
-        s.evidence = std::iter::once(line).chain(theirs).collect();
-        s.ruled_out = held[to].saturation.ruled_out.clone();
-        s.ruled_out.retain(|o| o.cause != s.limit);
-        let cost = held[from].cost.clone();
-        (held[to].saturation, held[to].cost) = (s, cost);
+        let s = taken(&held[from].saturation, &held[to].saturation, line, dirs);
+        (held[to].saturation, held[to].cost) = (s, held[from].cost.clone());
     }
+}
+
+/// `mine` (the direction `dirs.0`) held by `theirs`'s cause through the
+/// mix: its part and setting, `line` then their evidence, what `mine`
+/// ruled out, and `mine`'s own cause as also held.
+fn taken(theirs: &Saturation, mine: &Saturation, line: String, dirs: (&str, &str)) -> Saturation {
+    let mut s = theirs.clone();
+    s.part = format!("{}; and so its {}, through the job's mix", s.part, dirs.0);
+    let evidence = theirs
+        .evidence
+        .iter()
+        .map(|e| format!("its {}: {e}", dirs.1));
+    s.evidence = std::iter::once(line).chain(evidence).collect();
+    s.ruled_out = mine.ruled_out.clone();
+    s.ruled_out.retain(|o| o.cause != s.limit);
+    if mine.limit != Cause::NotIdentified {
+        let also = AlsoHeld {
+            cause: mine.limit,
+            part: format!("the {}' own verdict: {}", dirs.0, mine.part),
+            cost_pct: None,
+            repeats: mine
+                .repeats
+                .iter()
+                .filter(|r| r.limit == mine.limit)
+                .count(),
+        };
+        s.also_held.retain(|a| a.cause != mine.limit);
+        s.also_held.insert(0, also);
+    }
+    s
 }
 
 /// The evidence that the job's mix held in its runs, in words; None where
@@ -188,5 +222,44 @@ mod tests {
         assert_eq!(direction(&h, "writes").saturation.limit, Cause::IoThrottle);
         let reads = &direction(&h, "reads").saturation;
         assert_ne!(reads.limit, Cause::IoThrottle, "{reads:?}");
+    }
+
+    /// Reads held by `reads` and writes by `writes`, on steady runs.
+    fn pair(reads: Cause, writes: Cause) -> (Vec<Held>, Vec<(String, Vec<RunRecord>)>) {
+        let runs = mixed(&[(45_200.0, 15_050.0), (45_100.0, 15_000.0)]);
+        let each = super::super::point::directions(&runs);
+        let held = [(reads, "reads"), (writes, "writes")].map(|(limit, d)| Held {
+            direction: d.into(),
+            saturation: Saturation {
+                limit,
+                part: format!("{limit} as judged"),
+                also_held: vec![AlsoHeld {
+                    cause: Cause::Completions,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            cost: None,
+        });
+        let each = each.into_iter().map(|(d, r)| (d.to_string(), r)).collect();
+        (held.to_vec(), each)
+    }
+
+    #[test]
+    fn a_throttle_on_the_writes_outweighs_a_cause_the_reads_show_alone() {
+        let (mut held, each) = pair(Cause::Completions, Cause::IoThrottle);
+        through_the_mix(&mut held, &each);
+        let reads = &held[0].saturation;
+        assert_eq!(reads.limit, Cause::IoThrottle);
+        assert_eq!(reads.also_held[0].cause, Cause::Completions);
+        assert_eq!(reads.also_held.len(), 1, "{:?}", reads.also_held);
+        assert!(reads.also_held[0]
+            .part
+            .starts_with("the reads' own verdict"));
+        // Causes both directions share are left as judged.
+        let (mut held, each) = pair(Cause::OneCore, Cause::DeviceQueue);
+        through_the_mix(&mut held, &each);
+        assert_eq!(held[0].saturation.limit, Cause::OneCore);
+        assert_eq!(held[1].saturation.limit, Cause::DeviceQueue);
     }
 }
