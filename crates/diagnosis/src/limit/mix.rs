@@ -10,7 +10,8 @@
 //! their median. That ratio is the evidence. A throttle on the other
 //! direction (the one limit of a direction alone) is taken even over a
 //! cause of this direction's own, which is then said as also held: the
-//! rate it would set is not the rate the mix let it reach. Directions of
+//! rate it would set is not the rate the mix let it reach. The page
+//! cache's rate is a direction's own and passes to neither. Directions of
 //! a file's several jobs are paired only within a job (`[name] reads`
 //! with `[name] writes`).
 
@@ -58,9 +59,11 @@ pub fn through_the_mix(held: &mut [Held], each: &[(String, Vec<RunRecord>)]) {
             continue;
         };
         let theirs = held[from].saturation.limit;
+        // The page cache's rate is its direction's own, not a limit the
+        // mix passes on: a cached direction waits on the other.
         let takes = match own {
-            Cause::IoThrottle => false,
-            Cause::NotIdentified => theirs != Cause::NotIdentified,
+            Cause::IoThrottle | Cause::PageCache => false,
+            Cause::NotIdentified => !matches!(theirs, Cause::NotIdentified | Cause::PageCache),
             _ => theirs == Cause::IoThrottle,
         };
         let (r, w) = match reads {
@@ -261,5 +264,9 @@ mod tests {
         through_the_mix(&mut held, &each);
         assert_eq!(held[0].saturation.limit, Cause::OneCore);
         assert_eq!(held[1].saturation.limit, Cause::DeviceQueue);
+        // Writes the page cache took at its own rate hold no read back.
+        let (mut held, each) = pair(Cause::NotIdentified, Cause::PageCache);
+        through_the_mix(&mut held, &each);
+        assert_eq!(held[0].saturation.limit, Cause::NotIdentified);
     }
 }
