@@ -190,19 +190,22 @@ mod tests {
         held(&t, (runs, &[]), on, (&levers, &Context::default(), &p))
     }
 
-    fn direction<'a>(h: &'a [Held], d: &str) -> &'a Held {
-        h.iter().find(|x| x.direction == d).expect(d)
+    /// The reads' verdict of the mix at `rates`, its writes held by the
+    /// throttle.
+    fn reads_of(rates: &[(f64, f64)]) -> Saturation {
+        let h = judged(&mixed(rates));
+        let direction = |d: &str| h.iter().find(|x| x.direction == d).expect(d);
+        assert_eq!(direction("writes").saturation.limit, Cause::IoThrottle);
+        direction("reads").saturation.clone()
     }
 
     #[test]
     fn reads_in_a_steady_mix_with_throttled_writes_are_held_by_the_throttle_too() {
-        let h = judged(&mixed(&[
+        let reads = reads_of(&[
             (45_200.0, 15_050.0),
             (45_100.0, 15_000.0),
             (44_900.0, 14_980.0),
-        ]));
-        assert_eq!(direction(&h, "writes").saturation.limit, Cause::IoThrottle);
-        let reads = &direction(&h, "reads").saturation;
+        ]);
         assert_eq!(reads.limit, Cause::IoThrottle, "{reads:?}");
         assert!(
             reads.evidence[0].contains("its reads ran at 3.00–3.01× its writes in each of 3 runs"),
@@ -217,13 +220,11 @@ mod tests {
 
     #[test]
     fn reads_that_did_not_keep_to_the_mix_keep_their_own_verdict() {
-        let h = judged(&mixed(&[
+        let reads = reads_of(&[
             (45_000.0, 15_000.0),
             (60_000.0, 15_000.0),
             (30_000.0, 15_000.0),
-        ]));
-        assert_eq!(direction(&h, "writes").saturation.limit, Cause::IoThrottle);
-        let reads = &direction(&h, "reads").saturation;
+        ]);
         assert_ne!(reads.limit, Cause::IoThrottle, "{reads:?}");
     }
 
