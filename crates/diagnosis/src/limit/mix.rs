@@ -15,7 +15,6 @@
 //! a file's several jobs are paired only within a job (`[name] reads`
 //! with `[name] writes`).
 
-use super::point::Held;
 use super::{AlsoHeld, Cause, Saturation};
 use ssdready_core::units::fmt_count;
 use ssdready_measured::record::RunRecord;
@@ -34,52 +33,29 @@ fn ratios(reads: &[RunRecord], writes: &[RunRecord]) -> Vec<f64> {
     both.map(|(r, w)| r.summary.iops / w.summary.iops).collect()
 }
 
-/// The direction paired with `held[to]` (`[fill] writes` with `[fill]
-/// reads`), and whether `to` is the reads.
-fn pair_of(held: &[Held], to: usize) -> Option<(usize, bool)> {
-    let label = &held[to].direction;
-    let (base, reads) = match (label.strip_suffix("reads"), label.strip_suffix("writes")) {
-        (Some(b), _) => (b, true),
-        (_, Some(b)) => (b, false),
-        _ => return None,
-    };
-    let other = format!("{base}{}", if reads { "writes" } else { "reads" });
-    let from = held.iter().position(|h| h.direction == other)?;
-    Some((from, reads))
-}
+/// One direction of a job: its verdict and its runs (each run's rate
+/// that direction's, in the order of the other direction's).
+pub type Side<'a> = (&'a Saturation, &'a [RunRecord]);
 
-/// Where a direction of a job shows no cause, or one weaker than a
-/// throttle on its other direction, and the mix held, it takes the other
-/// direction's cause (see the module's documentation). `each` are the
-/// directions' runs, in the order of `held`.
-pub fn through_the_mix(held: &mut [Held], each: &[(String, Vec<RunRecord>)]) {
-    for to in 0..held.len() {
-        let own = held[to].saturation.limit;
-        let Some((from, reads)) = pair_of(held, to) else {
-            continue;
-        };
-        let theirs = held[from].saturation.limit;
-        // The page cache's rate is its direction's own, not a limit the
-        // mix passes on: a cached direction waits on the other.
-        let takes = match own {
-            Cause::IoThrottle | Cause::PageCache => false,
-            Cause::NotIdentified => !matches!(theirs, Cause::NotIdentified | Cause::PageCache),
-            _ => theirs == Cause::IoThrottle,
-        };
-        let (r, w) = match reads {
-            true => (&each[to].1, &each[from].1),
-            false => (&each[from].1, &each[to].1),
-        };
-        let dirs = match reads {
-            true => ("reads", "writes"),
-            false => ("writes", "reads"),
-        };
-        let Some(line) = steady_mix(r, w, dirs).filter(|_| takes) else {
-            continue;
-        };
-        let s = taken(&held[from].saturation, &held[to].saturation, line, dirs);
-        (held[to].saturation, held[to].cost) = (s, held[from].cost.clone());
-    }
+/// `mine`'s verdict where it is held by `theirs`'s cause through the
+/// job's mix (see the module's documentation): a direction with no cause,
+/// or one weaker than a throttle on the other, where the mix held; None
+/// where it keeps its own. `reads`: whether `mine` is the job's reads.
+pub fn through_the_mix(mine: Side, theirs: Side, reads: bool) -> Option<Saturation> {
+    let (own, other) = (mine.0.limit, theirs.0.limit);
+    // The page cache's rate is its direction's own, not a limit the mix
+    // passes on: a cached direction waits on the other.
+    let takes = match own {
+        Cause::IoThrottle | Cause::PageCache => false,
+        Cause::NotIdentified => !matches!(other, Cause::NotIdentified | Cause::PageCache),
+        _ => other == Cause::IoThrottle,
+    };
+    let (r, w, dirs) = match reads {
+        true => (mine.1, theirs.1, ("reads", "writes")),
+        false => (theirs.1, mine.1, ("writes", "reads")),
+    };
+    let line = steady_mix(r, w, dirs).filter(|_| takes)?;
+    Some(taken(theirs.0, mine.0, line, dirs))
 }
 
 /// `mine` (the direction `dirs.0`) held by `theirs`'s cause through the
@@ -146,7 +122,7 @@ fn steady_mix(
 #[cfg(test)]
 mod tests {
     use super::super::caps::{Caps, IoCap, IoKind};
-    use super::super::point::held;
+    use super::super::point::{held, Held};
     use super::super::tests::{machine, run, setting, target};
     use super::*;
     use crate::levers::{Context, Point};
@@ -228,32 +204,27 @@ mod tests {
         assert_ne!(reads.limit, Cause::IoThrottle, "{reads:?}");
     }
 
-    /// Reads held by `reads` and writes by `writes`, on steady runs.
-    fn pair(reads: Cause, writes: Cause) -> (Vec<Held>, Vec<(String, Vec<RunRecord>)>) {
+    /// The reads' verdict where they were held by `reads` and the writes
+    /// by `writes`, on steady runs: taken through the mix, or None.
+    fn taken_for(reads: Cause, writes: Cause) -> Option<Saturation> {
         let runs = mixed(&[(45_200.0, 15_050.0), (45_100.0, 15_000.0)]);
         let each = super::super::point::directions(&runs);
-        let held = [(reads, "reads"), (writes, "writes")].map(|(limit, d)| Held {
-            direction: d.into(),
-            saturation: Saturation {
-                limit,
-                part: format!("{limit} as judged"),
-                also_held: vec![AlsoHeld {
-                    cause: Cause::Completions,
-                    ..Default::default()
-                }],
+        let judged = |limit: Cause| Saturation {
+            limit,
+            part: format!("{limit} as judged"),
+            also_held: vec![AlsoHeld {
+                cause: Cause::Completions,
                 ..Default::default()
-            },
-            cost: None,
-        });
-        let each = each.into_iter().map(|(d, r)| (d.to_string(), r)).collect();
-        (held.to_vec(), each)
+            }],
+            ..Default::default()
+        };
+        let (r, w) = (judged(reads), judged(writes));
+        through_the_mix((&r, &each[0].1), (&w, &each[1].1), true)
     }
 
     #[test]
     fn a_throttle_on_the_writes_outweighs_a_cause_the_reads_show_alone() {
-        let (mut held, each) = pair(Cause::Completions, Cause::IoThrottle);
-        through_the_mix(&mut held, &each);
-        let reads = &held[0].saturation;
+        let reads = taken_for(Cause::Completions, Cause::IoThrottle).expect("taken");
         assert_eq!(reads.limit, Cause::IoThrottle);
         assert_eq!(reads.also_held[0].cause, Cause::Completions);
         assert_eq!(reads.also_held.len(), 1, "{:?}", reads.also_held);
@@ -261,13 +232,8 @@ mod tests {
             .part
             .starts_with("the reads' own verdict"));
         // Causes both directions share are left as judged.
-        let (mut held, each) = pair(Cause::OneCore, Cause::DeviceQueue);
-        through_the_mix(&mut held, &each);
-        assert_eq!(held[0].saturation.limit, Cause::OneCore);
-        assert_eq!(held[1].saturation.limit, Cause::DeviceQueue);
+        assert!(taken_for(Cause::OneCore, Cause::DeviceQueue).is_none());
         // Writes the page cache took at its own rate hold no read back.
-        let (mut held, each) = pair(Cause::NotIdentified, Cause::PageCache);
-        through_the_mix(&mut held, &each);
-        assert_eq!(held[0].saturation.limit, Cause::NotIdentified);
+        assert!(taken_for(Cause::NotIdentified, Cause::PageCache).is_none());
     }
 }

@@ -348,8 +348,38 @@ pub fn held(
             }
         })
         .collect();
-    super::mix::through_the_mix(&mut out, &each);
+    mixes(&mut out, &each);
     out
+}
+
+/// The direction paired with `held[to]` (`[fill] writes` with `[fill]
+/// reads`), and whether `to` is the reads.
+fn pair_of(held: &[Held], to: usize) -> Option<(usize, bool)> {
+    let label = &held[to].direction;
+    let (base, reads) = match (label.strip_suffix("reads"), label.strip_suffix("writes")) {
+        (Some(b), _) => (b, true),
+        (_, Some(b)) => (b, false),
+        _ => return None,
+    };
+    let other = format!("{base}{}", if reads { "writes" } else { "reads" });
+    let from = held.iter().position(|h| h.direction == other)?;
+    Some((from, reads))
+}
+
+/// Each direction held through the job's mix where [`super::mix`] says
+/// so, with what lifting the other's cause may buy. `each` are the
+/// directions' runs, in the order of `held`.
+fn mixes(held: &mut [Held], each: &[(String, Vec<RunRecord>)]) {
+    for to in 0..held.len() {
+        let Some((from, reads)) = pair_of(held, to) else {
+            continue;
+        };
+        let mine = (&held[to].saturation, each[to].1.as_slice());
+        let theirs = (&held[from].saturation, each[from].1.as_slice());
+        if let Some(s) = super::mix::through_the_mix(mine, theirs, reads) {
+            (held[to].saturation, held[to].cost) = (s, held[from].cost.clone());
+        }
+    }
 }
 
 /// What a job study judges what holds the job from, besides its runs
