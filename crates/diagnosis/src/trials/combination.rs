@@ -34,9 +34,10 @@
 //! the best single change alone, as its own trial measured it
 //! ([`choose`]). A set that holds a cap that bought nothing alone
 //! ([`Member::behind`]) is measured once more without it: the cap earns
-//! its place only where the set with it buys more beyond the noise. With one change that helped, the configuration is that
-//! change as its trial measured it, and nothing more is run; with none,
-//! there is no configuration.
+//! its place only where the set with it buys more beyond the noise. With
+//! one change that helped, the configuration is that change as its trial
+//! measured it, and nothing more is run; with none, there is no
+//! configuration.
 
 use crate::levers::{Kind, Metric};
 use crate::trials::{self, Gain, Outcome, Trial};
