@@ -129,10 +129,23 @@ impl LeverKind for Queue {
         }
     }
 
+    /// Writeback throttling holds back buffered writes and discards only:
+    /// the kernel lets a direct write (`REQ_SYNC | REQ_IDLE`) pass it
+    /// (`wbt_should_throttle`).
     fn idle_for_job(&self, l: &Lever, p: &Point) -> Option<String> {
-        let writes = p.rw.contains("write") || p.rw.ends_with("rw") || p.rw == "trim";
-        (l.attr.as_deref() == Some(file::WBT_LAT_USEC) && !writes)
-            .then(|| "writeback throttling acts only on writes, and the job writes none".into())
+        if l.attr.as_deref() != Some(file::WBT_LAT_USEC) {
+            return None;
+        }
+        let trims = p.rw.contains("trim");
+        let writes = p.rw.contains("write") || p.rw.ends_with("rw") || trims;
+        match (writes, p.direct && !trims) {
+            (false, _) => Some("writeback throttling acts only on writes, and the job writes none".into()),
+            (true, true) => Some(format!(
+                "writeback throttling holds back buffered writes and discards only, and {} writes directly: the kernel lets direct writes pass it",
+                p.describe()
+            )),
+            _ => None,
+        }
     }
 
     fn change(&self, l: &Lever, c: &Candidate, _lift: &Lift) -> Apply {

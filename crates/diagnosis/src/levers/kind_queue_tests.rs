@@ -119,17 +119,23 @@ fn the_scheduler_is_switched_first_and_its_rule_said_first() {
 }
 
 #[test]
-fn writeback_throttling_is_idle_for_a_job_that_writes_nothing() {
+fn writeback_throttling_is_idle_for_a_job_that_writes_nothing_or_writes_directly() {
     let wbt = levers::shipped()
         .into_iter()
         .find(|l| l.attr.as_deref() == Some("wbt_lat_usec"))
         .unwrap();
     assert!(QUEUE.idle_for_job(&wbt, &point()).is_some());
-    let writes = Point {
-        rw: "randwrite".into(),
+    let writes = |direct: bool, rw: &str| Point {
+        rw: rw.into(),
+        direct,
         ..point()
     };
-    assert_eq!(QUEUE.idle_for_job(&wbt, &writes), None);
+    assert_eq!(QUEUE.idle_for_job(&wbt, &writes(false, "randwrite")), None);
+    assert!(QUEUE
+        .idle_for_job(&wbt, &writes(true, "randwrite"))
+        .is_some_and(|w| w.contains("the kernel lets direct writes pass it")));
+    // Discards are throttled, direct or not.
+    assert_eq!(QUEUE.idle_for_job(&wbt, &writes(true, "trim")), None);
     let nr = levers::shipped()
         .into_iter()
         .find(|l| l.attr.as_deref() == Some(NR_REQUESTS))

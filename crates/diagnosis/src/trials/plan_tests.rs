@@ -514,3 +514,25 @@ fn the_jobs_priority_is_tried_where_its_judgement_names_other_work_and_the_user_
         "{not:?}"
     );
 }
+
+#[test]
+fn writeback_throttling_is_tried_only_where_the_job_writes_through_the_page_cache() {
+    let table = levers::shipped();
+    let s = setting(true, true, queue("64", "512"));
+    let mix =
+        |direct: &'static str| job(&[("rw", "randrw"), ("iodepth", "16"), ("direct", direct)]);
+    let (todo, not) = for_job(&table, &mix("1"), &s);
+    assert!(
+        !ids(&todo).iter().any(|x| x.starts_with("wbt")),
+        "{:?}",
+        ids(&todo)
+    );
+    assert_eq!(reason_of(&not, "wbt"), Some(Reason::CannotBind));
+    let why = &not.iter().find(|u| u.lever == "wbt").unwrap().why;
+    assert!(
+        why.contains("the kernel lets direct writes pass it"),
+        "{why}"
+    );
+    let (todo, not) = for_job(&table, &mix("0"), &s);
+    assert!(ids(&todo).iter().any(|x| x.starts_with("wbt")), "{not:?}");
+}
