@@ -36,12 +36,15 @@ pub fn rejudged(old: &JobDoc) -> Result<(JobDoc, JobChanges), RejudgeError> {
     })?;
     let mut new = old.clone();
     (new.held, new.holds, new.findings) = (again.held, again.holds, again.findings);
-    let named = new.held.first().map(|h| h.saturation.limit);
-    if let Some((host, named)) = new.host.as_ref().zip(named) {
-        let table = ssdready_diagnosis::levers::shipped();
-        new.trials_point = section::trials_point(&host.trials, &table, named);
-    }
+    new.trials_point = trials_point(&new);
     Ok((new, again.changes))
+}
+
+/// Where the job's trials point against the cause named first ([`section::trials_point`]).
+pub(crate) fn trials_point(doc: &JobDoc) -> Option<String> {
+    let (host, named) = (doc.host.as_ref()?, doc.held.first()?.saturation.limit);
+    let table = ssdready_diagnosis::levers::shipped();
+    section::trials_point(&host.trials, &table, named)
 }
 
 #[cfg(test)]

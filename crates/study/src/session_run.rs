@@ -402,11 +402,9 @@ pub fn run_job(
             p.lever.measure = p.lever.measure.on_job(own);
         }
         let s = on_job::run(sections, h, planned, untested, run, stop, tell);
-        doc.trials_point = named.and_then(|named| {
-            ssdready_diagnosis::trials::section::trials_point(&s.trials, &table, named)
-        });
         fio_host(&s, (&mut *h, &mut *beside), (sections, named), stop, tell);
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
+        doc.trials_point = crate::rejudge_job::trials_point(doc);
     }
     beside.mechanics(doc, sections, stop, tell);
     doc.best = best_together(doc, sections, (run, &mut host.host, beside), stop, tell);

@@ -333,8 +333,7 @@ pub fn next_subset(c: &Combination) -> Option<Vec<String>> {
 /// idle states, on its mean latency).
 pub fn choose(c: &mut Combination, best: &Trial) {
     let single = Set::of_trial(best);
-    let on_measure = best.gains.iter().find(|g| g.metric == c.measure);
-    let Some(bg) = on_measure.or(best.main_gain()).cloned() else {
+    let Some(bg) = best.gain_on(c.measure).cloned() else {
         c.kept = single;
         return;
     };

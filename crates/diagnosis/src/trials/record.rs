@@ -377,6 +377,13 @@ impl Trial {
         self.gains.iter().find(|g| g.metric == self.measure)
     }
 
+    /// Its gain on `metric` (a job's, or a set's measure), else on what it
+    /// was judged on.
+    pub fn gain_on(&self, metric: Metric) -> Option<&Gain> {
+        let on = self.gains.iter().find(|g| g.metric == metric);
+        on.or(self.main_gain())
+    }
+
     /// `scheduler mq-deadline → none`.
     pub fn change(&self) -> String {
         match &self.behind {

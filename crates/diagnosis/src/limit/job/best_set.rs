@@ -76,7 +76,7 @@ pub fn combination(
     let behind = model::behind(trials, &host, &cap);
     // Each weighed alone on the job's metric, as the sets are.
     let on_measure = |t: &Trial| Member {
-        alone: t.gains.iter().find(|g| g.metric == measure).cloned(),
+        alone: t.gain_on(measure).cloned(),
         ..member_of(t)
     };
     let mut changes: Vec<Member> = host.iter().map(|t| on_measure(t)).collect();
