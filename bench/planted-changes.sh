@@ -41,8 +41,11 @@
 #     max-sectors    max_sectors_kb cut to 4 under large reads (lever:
 #                    max-sectors)
 #     other-work     a busy loop per CPU at normal priority beside the
-#                    study and fio (lever: priority, the I/O's threads at
-#                    nice -10; fio's A/B adds the same --nice)
+#                    study and fio, in this script's session: the study
+#                    and fio's jobs measure in sessions of their own, so
+#                    the loops weigh as another scheduling group and the
+#                    I/O's threads at nice -10 buy nothing against them
+#                    (graded as the control: no trial is better)
 #     queue-and-quota  two limits at once: the queue cut to 4 requests and
 #                    a CPU quota of 50 % of one CPU on the study's group
 #                    (graded on the study's combination: the whole set of
@@ -244,13 +247,14 @@ EOF
 }
 
 # fio_once TARGET MEASURE [GROUPS...]: one run of the job in $fio_args,
-# its figure on MEASURE. As a thread, as ssdready runs its jobs: beside
-# two busy loops on this 2-vCPU guest fio's forked job read 158K IOPS and
-# its threaded one 123-128K, ssdready's 128-143K (2026-11-26).
+# its figure on MEASURE. As a forked job, a session of its own, as
+# ssdready measures (beside two busy loops in the shell's session, 2 vCPUs,
+# 2026-11-29: fio 110-132K IOPS, ssdready 133-152K; in the shell's
+# session ssdready gave 156-162K).
 fio_once() {
   local t=$1 m=$2; shift 2
   local j
-  j=$(run_in "$@" -- fio --thread --name=ab --filename="$t" "${fio_args[@]}" --group_reporting \
+  j=$(run_in "$@" -- fio --name=ab --filename="$t" "${fio_args[@]}" --group_reporting \
     --runtime="$secs" --time_based --output-format=json 2>/dev/null) || { echo 0; return; }
   python3 -c '
 import json, sys
@@ -450,7 +454,7 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       # A quick study's 75 s leave its trials no time for a set of two
       # behind three single trials: two minutes do.
       want=combination; study_opts=(--quick --budget 2m) ;;
-    other-work) hogs_on; want=priority ;;
+    other-work) hogs_on; want=- ;;
     control) want=- ;;
     drive-large) want=large-depth; study_env=(SSDREADY_STUDY_RUNTIME=0.5); study_opts=(--budget 6m) ;;
   esac

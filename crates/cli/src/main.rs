@@ -24,6 +24,7 @@ mod report;
 mod restore_cmd;
 mod run_output;
 mod server_cmd;
+mod session;
 mod stdout;
 mod strategies;
 mod study;
@@ -424,6 +425,9 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) -> Do
         report::check_dir(dir, "option 'report'", report::RUN_JSON).map_err(|e| fail(2, &e))?;
     }
     let request = parsed.request(stop.clone());
+    if !simulate {
+        session::leave_for(&request.sections);
+    }
     let mut terminal =
         progress::Terminal::new(progress::display(&parsed)).notes_on_stderr(notes_on_stderr);
     let outcome = match simulate {
@@ -732,7 +736,7 @@ fn main() -> std::process::ExitCode {
     });
     let done = match ssdready_cmdline::fio_mode::invoked_as_fio() {
         true => fio_mode::main(std::env::args().skip(1).collect()),
-        false => command(),
+        false => session::adopt().and_then(|()| command()),
     };
     // Whatever unwinding did not put back of this process's own changes.
     restore_cmd::put_back_own();
@@ -743,9 +747,33 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// `run` and `study` measure in a session of their own
+/// ([`session::apart`]); a run's other uses (fio's client and server, a
+/// parse or its help) stay here.
+fn measured_apart(cmd: &Cmd) -> Option<Done> {
+    let args: &[String] = match cmd {
+        Cmd::Study(_) => &[],
+        Cmd::Run { args } => args,
+        _ => return None,
+    };
+    let elsewhere = ["--client", "--server", "--parse-only", "--help", "-h"];
+    let here = args.iter().any(|a| {
+        elsewhere
+            .iter()
+            .any(|e| a == e || a.starts_with(&format!("{e}=")))
+    });
+    if here {
+        return None;
+    }
+    session::apart(args)
+}
+
 /// The command named on the command line, run.
 fn command() -> Done {
     let cli = Cli::try_parse().map_err(refuse_arguments)?;
+    if let Some(done) = measured_apart(&cli.cmd) {
+        return done;
+    }
     if !matches!(cli.cmd, Cmd::Restore | Cmd::ServerJob(_)) {
         restore_cmd::recover_left();
     }

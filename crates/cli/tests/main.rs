@@ -62,6 +62,7 @@ mod replay;
 mod report;
 mod report_rejudge;
 mod safety;
+mod sessions;
 mod stdout_errors;
 mod steady_state;
 mod strategies;

@@ -25,12 +25,14 @@ fn journal_of(pid: u32) -> PathBuf {
 }
 
 /// A quick study of `dev` with short runs that may change its settings
-/// (`--try-changes`), its output in `dir`.
+/// (`--try-changes`), its output in `dir`; one process, the one started
+/// (its journal is named by its pid).
 fn start_study(dev: &str, dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["study", dev, "--quick", "--try-changes", "--output"])
         .arg(dir.join("out"))
         .env("XDG_DATA_HOME", dir)
+        .env("SSDREADY_SESSION", "caller")
         .env("SSDREADY_STUDY_RUNTIME", "0.3")
         .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
         .stderr(std::fs::File::create(dir.join("stderr")).unwrap())

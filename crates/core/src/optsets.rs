@@ -32,7 +32,7 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("log_compression_cpus", "logs are compressed once, when written, by the thread that writes them"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),
-    ("thread", "ssdready always runs workers as threads"),
+    ("thread", "ssdready always runs workers as threads; `run` and `study` measure in a session of their own, as fio's job processes, unless a section sets `thread`: then in the caller's, as fio's threads"),
     ("threads", "an option of fio's tiobench profile; fio ignores it unless profile=tiobench"),
     ("numruns", "an option of fio's tiobench profile; fio ignores it unless profile=tiobench"),
     ("block", "an option of fio's tiobench profile; fio ignores it unless profile=tiobench"),

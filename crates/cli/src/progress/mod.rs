@@ -86,6 +86,7 @@ pub fn run_request(
     request.stop = stop;
     request.allow_destructive |= allow_destructive;
     let display = display_auto(request.quiet);
+    crate::session::leave_for(&request.sections);
     ssdready_run::execute(request, &mut Terminal::new(display))
 }
 

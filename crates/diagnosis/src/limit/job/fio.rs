@@ -164,7 +164,9 @@ pub fn confirms(fio_gain_pct: f64) -> bool {
 /// competes with it as another group, at its own weight, while it gives
 /// way to ssdready's threads (beside two loops at nice 10 in the same
 /// session, on 2 vCPUs: fio 160–218K IOPS, ssdready 223–311K, ssdready
-/// run under `setsid` 197–213K).
+/// run under `setsid` 197–213K). ssdready's `run` and `study` now measure
+/// in a session of their own, so this holds only where they were kept in
+/// the caller's.
 pub fn as_written_line(
     (median, spread_pct): (f64, f64),
     (fio, study_cpu_ns): (&RunFigures, Option<f64>),
@@ -207,7 +209,7 @@ pub fn as_written_line(
 /// less beside other work that gives way to ssdready's threads.
 fn sessions_words(others: &str) -> String {
     format!(
-        ": fio runs each job as a process that starts a session of its own (it calls setsid unless the job sets `thread`), so the other work at a lower priority in this session ({others}) competes with it as another scheduling group, at its own weight, and gives way to ssdready's threads, which share this session's group with it; an application whose processes lead sessions of their own meets that work as fio does (`setsid -w ssdready …` runs the study so)"
+        ": fio runs each job as a process that starts a session of its own (it calls setsid unless the job sets `thread`), so the other work at a lower priority in this session ({others}) competes with it as another scheduling group, at its own weight, and gives way to ssdready's threads, which share this session's group with it; an application whose processes lead sessions of their own meets that work as fio does; ssdready measures so by itself unless `SSDREADY_SESSION=caller` keeps it in the caller's session or it leads its session already (`setsid -w ssdready …` then)"
     )
 }
 
