@@ -13,7 +13,7 @@
 
 use super::{changed, in_turns, queue_disks, Options, Runs, Together, Trials};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::levers::{Candidate, Lever};
+use ssdready_diagnosis::levers::{Candidate, Lever, Metric};
 use ssdready_diagnosis::trials::combination::{
     self as model, Combination, Hidden, LeftOut, Member, Set,
 };
@@ -130,7 +130,7 @@ pub(super) fn run(
             Some(x) if conflict(&parts, &x.candidate).is_none() => {
                 let m = Member {
                     behind: true,
-                    ..member(tr, x)
+                    ..member(tr, x, best.measure)
                 };
                 parts.push((m, x));
             }
@@ -188,7 +188,7 @@ fn gather<'a>(
             left.push(out(why));
             continue;
         }
-        parts.push((member(tr, x), x));
+        parts.push((member(tr, x, best.measure), x));
     }
     (parts, left)
 }
@@ -209,7 +209,7 @@ fn conflict(parts: &[Part], c: &Candidate) -> Option<String> {
     None
 }
 
-fn member(tr: &Trial, x: &Tried) -> Member {
+fn member(tr: &Trial, x: &Tried, on: Metric) -> Member {
     Member {
         lever: tr.lever.clone(),
         kind: tr.kind,
@@ -219,7 +219,7 @@ fn member(tr: &Trial, x: &Tried) -> Member {
         value: tr.to.clone(),
         options: x.candidate.options.clone(),
         permanent: tr.permanent.clone(),
-        alone: tr.main_gain().cloned(),
+        alone: tr.gain_on(on).cloned(),
         alone_at: tr.at.clone(),
         behind: false,
     }

@@ -309,6 +309,14 @@ fn the_changes_that_helped_are_measured_together_in_turns_and_lead_the_answer() 
     let c = s.combination.as_ref().expect("two changes helped");
     let ids: Vec<&str> = c.changes.iter().map(|m| m.lever.as_str()).collect();
     assert_eq!(ids, ["scheduler", "nr-requests"]);
+    // Each member's gain alone is on what the set is judged on.
+    for m in &c.changes {
+        let t = s.trials.iter().find(|t| t.lever == m.lever).unwrap();
+        let on = m.alone.as_ref().map(|g| (g.metric, g.change_pct));
+        let trial = t.gain_on(c.measure).map(|g| (g.metric, g.change_pct));
+        assert_eq!(on.map(|o| o.0), Some(c.measure), "{}", m.lever);
+        assert_eq!(on, trial, "{}", m.lever);
+    }
     assert_eq!(c.sets.len(), 1);
     assert_eq!(c.kept.levers, ["scheduler", "nr-requests"]);
     assert!(!c.kept.single);
