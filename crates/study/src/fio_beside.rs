@@ -19,7 +19,7 @@ use crate::job;
 use crate::session_parts::JobDoc;
 use crate::trials::Change;
 use ssdready_core::options::Section;
-use ssdready_diagnosis::limit::job::best::Best;
+use ssdready_diagnosis::limit::job::best::{self, Best};
 use ssdready_diagnosis::limit::job::fio::{self as judge, FioBeside};
 use ssdready_diagnosis::limit::job::RunFigures;
 use ssdready_diagnosis::trials::Measured;
@@ -219,8 +219,8 @@ pub const HOST_PAIRS: usize = 2;
 
 /// The runs fio takes beside a job study, at most: the job as written,
 /// [`MECHANICS`]' pairs, the host's best change's pairs, and the best
-/// configuration's pairs.
-pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * HOST_PAIRS + 2 * BEST_PAIRS;
+/// configuration's pairs and the whole set's where another was kept.
+pub const RUNS: usize = 1 + 2 * MECHANICS + 2 * HOST_PAIRS + 4 * BEST_PAIRS;
 
 /// fio beside the job study's steps: the fio found (or why not), what it
 /// measured of the job as written, and the document's section.
@@ -228,7 +228,7 @@ pub struct Beside {
     fio: Result<Fio, String>,
     pub doc: FioBeside,
     /// The limits' line of a CPU quota the job runs under, if any.
-    quota: Option<String>,
+    pub quota: Option<String>,
 }
 
 impl Beside {
@@ -385,7 +385,7 @@ impl Beside {
         if let Some(e) = done.error {
             self.doc.error.get_or_insert(e);
         }
-        let pairs = pairs_pct(&done.turns, by_bandwidth);
+        let pairs = best::pairs_pct(&done.turns, by_bandwidth);
         if pairs.is_empty() {
             return;
         }
@@ -403,18 +403,18 @@ impl Beside {
         });
     }
 
-    /// The best configuration `b` (the job `jobs.1`, the host's `change`
-    /// made) in [`BEST_PAIRS`] pairs of turns by fio against the job as
-    /// written `jobs.0`: fio's gain kept on `b`, set beside the study's.
+    /// The set `b` (`what`: the best configuration, or the whole set not
+    /// kept), the job `jobs.1` with the host's `change` made, in
+    /// [`BEST_PAIRS`] pairs by fio against `jobs.0`: fio's gain on `b`.
     pub fn best(
         &mut self,
-        b: &mut Best,
+        (what, b): (&str, &mut Best),
         jobs: (&[Section], &[Section]),
         change: &mut dyn Change,
         stop: &Arc<AtomicBool>,
-    ) {
+    ) -> Option<bool> {
         let (Some(claimed), Ok(fio)) = (b.gain_pct, self.fio.as_mut()) else {
-            return;
+            return None;
         };
         let mut sides = FioSides::new(fio, jobs, stop);
         let done = crate::trials::in_turns(&mut sides, change, BEST_PAIRS);
@@ -422,28 +422,16 @@ impl Beside {
             self.doc.error.get_or_insert(e);
         }
         if done.turns.is_empty() {
-            return;
+            return None;
         }
-        b.fio_pairs_pct = pairs_pct(&done.turns, b.by_bandwidth);
+        b.fio_pairs_pct = best::pairs_pct(&done.turns, b.by_bandwidth);
         b.fio_gain_pct = Some(judge::mean(&b.fio_pairs_pct));
         let quota = self.quota.as_deref();
-        let (line, agrees) = judge::best_line(&b.pairs_pct, claimed, &b.fio_pairs_pct, quota);
+        let (line, agrees) =
+            judge::best_line((what, &b.pairs_pct), claimed, &b.fio_pairs_pct, quota);
         self.doc.lines.push(line);
-        self.doc.best_agrees = Some(agrees);
+        Some(agrees)
     }
-}
-
-/// Each turn's gain of the changed run over the baseline, percent, on
-/// bandwidth or IOPS.
-fn pairs_pct(turns: &[ssdready_diagnosis::trials::Turn], by_bandwidth: bool) -> Vec<f64> {
-    let rate = |m: &Measured| match by_bandwidth {
-        true => m.bw_bytes_per_s,
-        false => m.iops,
-    };
-    turns
-        .iter()
-        .map(|t| 100.0 * (rate(&t.change) / rate(&t.baseline).max(1e-9) - 1.0))
-        .collect()
 }
 
 /// fio's sides of an A/B turn: the job as written and the changed job,

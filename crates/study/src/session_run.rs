@@ -584,10 +584,10 @@ fn made(
 }
 
 /// The configuration kept, by fio in turns beside the study where it
-/// gained beyond the noise.
+/// gained beyond the noise, and the whole set where another was kept.
 fn fio_best(
     mut b: Best,
-    (sections, trials): (&[JobSection], &[Trial]),
+    jobs: (&[JobSection], &[Trial]),
     (host, beside): (&mut Host, &mut Beside),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
@@ -595,34 +595,42 @@ fn fio_best(
     if !b.beyond_noise || stop.load(Relaxed) {
         return b;
     }
-    let (changed, mut change) = match made(&b, (sections, trials), host) {
-        Ok(m) => m,
-        Err(e) => {
-            b.error.get_or_insert(e);
-            return b;
-        }
+    let kept = ("the best configuration", &mut b);
+    beside.doc.best_agrees = by_fio(kept, jobs, (host, beside), stop, tell);
+    let Some(mut w) = b.whole.take() else {
+        return b;
     };
-    tell(format!(
-        "fio: the job with {} together, in turns",
-        b.changes().join(" ")
-    ));
-    beside.best(
-        &mut b,
-        (sections, changed.as_slice()),
-        change.as_mut(),
-        stop,
-    );
+    let whole = ("the whole set, not kept,", &mut *w);
+    let measured = !stop.load(Relaxed) && by_fio(whole, jobs, (host, beside), stop, tell).is_some();
+    b.whole = Some(w);
+    if measured {
+        let line = ssdready_diagnosis::limit::job::fio::whole_line(&b, beside.quota.as_deref());
+        beside.doc.lines.extend(line);
+    }
     b
+}
+
+/// The set `b` by fio in turns beside the study: whether fio agrees.
+fn by_fio(
+    (what, b): (&str, &mut Best),
+    (sections, trials): (&[JobSection], &[Trial]),
+    (host, beside): (&mut Host, &mut Beside),
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> Option<bool> {
+    let made = made(b, (sections, trials), host);
+    let (changed, mut change) = made.map_err(|e| b.error.get_or_insert(e).clone()).ok()?;
+    let set = b.changes().join(" ");
+    tell(format!("fio: the job with {set} together, in turns"));
+    let jobs = (sections, changed.as_slice());
+    beside.best((what, b), jobs, change.as_mut(), stop)
 }
 
 /// The runs a rate-limited job's capacity search takes (none for another
 /// job, or one without an open loop).
 pub fn capacity_runs(sections: &[JobSection]) -> usize {
-    let paced = crate::capacity::job::rate_limited(sections);
-    match paced && crate::capacity::job::no_open_loop(sections).is_none() {
-        true => crate::capacity::job::RUNS,
-        false => 0,
-    }
+    let open = crate::capacity::job::no_open_loop(sections).is_none();
+    usize::from(crate::capacity::job::rate_limited(sections) && open) * crate::capacity::job::RUNS
 }
 
 /// A rate-limited job: its capacity at its own latency target, or why not.

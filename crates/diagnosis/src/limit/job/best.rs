@@ -105,6 +105,11 @@ pub struct Best {
     pub fio_pairs_pct: Vec<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_gain_pct: Option<f64>,
+    /// The whole set as measured, where the search kept another
+    /// ([`super::best_set::kept`]): its figures, and fio's A/B of it,
+    /// stay checkable against fio's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<Box<Best>>,
 }
 
 /// The options of the variants of the application's I/O mechanics that
@@ -219,11 +224,7 @@ pub fn diff(before: &str, after: &str) -> Vec<String> {
 /// or by every pair clearly), each pair's change kept for the words.
 pub fn judge(best: &mut Best) {
     let m = metric(best.by_bandwidth);
-    best.pairs_pct = best
-        .turns
-        .iter()
-        .filter_map(|t| Some(100.0 * (t.change.get(m)? / t.baseline.get(m)?.max(1e-9) - 1.0)))
-        .collect();
+    best.pairs_pct = pairs_pct(&best.turns, best.by_bandwidth);
     let mut set = crate::trials::combination::Set {
         turns: best.turns.clone(),
         ..Default::default()
@@ -237,6 +238,14 @@ pub fn judge(best: &mut Best) {
     best.outcome = set.outcome;
     best.beyond_noise = set.outcome == Outcome::Better;
     best.gains = set.gains;
+}
+
+/// Each turn's change against the job as written, percent, on the job's
+/// metric: bandwidth (`by_bandwidth`) or IOPS.
+pub fn pairs_pct(turns: &[Turn], by_bandwidth: bool) -> Vec<f64> {
+    let m = metric(by_bandwidth);
+    let pct = |t: &Turn| Some(100.0 * (t.change.get(m)? / t.baseline.get(m)?.max(1e-9) - 1.0));
+    turns.iter().filter_map(pct).collect()
 }
 
 /// The metric a job is judged on: bandwidth where every direction

@@ -152,6 +152,11 @@ pub fn kept(c: &mut Combination, sets: Vec<Best>, single: &Trial) -> Best {
     };
     job_best::judge(&mut b);
     b.instead_of = said;
+    b.whole = sets
+        .into_iter()
+        .next()
+        .filter(|_| !whole_kept)
+        .map(Box::new);
     b
 }
 

@@ -116,6 +116,7 @@ fn a_cap_that_bought_nothing_alone_is_measured_behind_the_change_that_helped() {
     assert_eq!(model::next_subset(&c), None);
     let kept = kept(&mut c, vec![b], &queue);
     assert_eq!(kept.host.len(), 2, "{kept:?}");
+    assert_eq!(kept.whole, None, "the whole set is the one kept");
     assert!(kept.beyond_noise);
     let said = kept.instead_of.unwrap_or_default();
     assert!(
@@ -140,9 +141,14 @@ fn a_cap_that_adds_nothing_behind_the_change_that_helped_leaves_that_change_alon
         None,
         "a subset of one is its own trial"
     );
+    let whole_turns = b.turns.clone();
     let kept = kept(&mut c, vec![b], &queue);
     assert_eq!(kept.host, ["nr-requests as set → 128"]);
     assert_eq!(kept.turns, queue.turns, "as its own trial measured it");
+    // The whole set stays, for fio's A/B of it.
+    let whole = kept.whole.as_deref().expect("the whole set, not kept");
+    assert_eq!(whole.host.len(), 2);
+    assert_eq!(whole.turns, whole_turns);
     assert!(kept
         .instead_of
         .is_some_and(|w| w.contains("nor behind the best single change")));
