@@ -604,7 +604,7 @@ fn fio_best(
     let measured = !stop.load(Relaxed) && by_fio(whole, jobs, (host, beside), stop, tell).is_some();
     b.whole = Some(w);
     if measured {
-        let line = ssdready_diagnosis::limit::job::fio::whole_line(&b, beside.quota.as_deref());
+        let line = job_best::whole_line(&b, beside.quota.as_deref());
         beside.doc.lines.extend(line);
     }
     b

@@ -10,7 +10,6 @@
 //! of it, or left out; and the best configuration's gain is set beside
 //! fio's A/B of the same changes, the difference said.
 
-use super::best::Best;
 use super::{Dir, JobFigures, RunFigures, GAIN_PCT};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -274,32 +273,6 @@ pub fn best_line(
         fio_pairs_pct.len()
     );
     judged(head, (lo, hi), (flo, fhi), quota)
-}
-
-/// What fio says of the whole set the search did not keep
-/// ([`Best::whole`]), against the configuration kept `b`, both by fio's
-/// pairs: more beyond fio's pairs (each of the whole set's above every
-/// one of the kept's), or no more, as the study found. Under a CPU
-/// `quota` the engines' CPU per I/O sets each one's rate, said as the
-/// condition it is. None where fio ran either not at all.
-pub fn whole_line(b: &Best, quota: Option<&str>) -> Option<String> {
-    let w = b.whole.as_deref()?;
-    let (kept, whole) = (b.fio_gain_pct?, w.fio_gain_pct?);
-    let low = w.fio_pairs_pct.iter().copied().fold(f64::MAX, f64::min);
-    let high = b.fio_pairs_pct.iter().copied().fold(f64::MIN, f64::max);
-    let set = w.changes().join(" + ");
-    if low <= high {
-        return Some(format!(
-            "the whole set ({set}) by fio bought {whole:+.1} %, no more than the configuration kept ({kept:+.1} %) beyond fio's pairs: as the study found"
-        ));
-    }
-    let why = match quota {
-        Some(q) => format!("the job runs under {q}, where each engine's CPU per I/O sets its rate: fio's job and the study's part as their engines' costs do, so expect fio's figure where the application spends as fio does"),
-        None => "why the study's runs found nothing more in it is not identified".into(),
-    };
-    Some(format!(
-        "the whole set ({set}) by fio bought {whole:+.1} %, more than the configuration kept ({kept:+.1} %) in every pair: {why}"
-    ))
 }
 
 /// A change of the host, its trial's gain (`study_pct`, its interval
