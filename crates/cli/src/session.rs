@@ -87,21 +87,29 @@ pub(crate) fn apart(args: &[String]) -> Option<Done> {
     {
         return None;
     }
-    let signals = signal_hook::iterator::Signals::new(PASSED);
-    let exe = std::env::current_exe();
-    let (mut signals, exe) = match (signals, exe) {
-        (Ok(s), Ok(e)) => (s, e),
-        (Err(e), _) | (_, Err(e)) => return refused(&e),
-    };
-    let child = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(ENV, me.to_string())
-        .spawn();
+    let child = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env(ENV, me.to_string())
+            .spawn()
+    });
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return refused(&e),
     };
     let pid = Pid::from_raw(child.id() as i32);
+    // After the spawn, so that a copy that cannot start leaves the
+    // signals' default actions as they were. A signal before this ends
+    // this process by its default action, and the copy with it (its
+    // parent's death, [`adopt`]).
+    let mut signals = match signal_hook::iterator::Signals::new(PASSED) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = kill(pid, Signal::SIGTERM);
+            let _ = child.wait();
+            return Some(Err(crate::fail(1, &format!("passing on signals: {e}"))));
+        }
+    };
     let handle = signals.handle();
     let passer = std::thread::spawn(move || {
         for sig in signals.forever() {

@@ -83,7 +83,7 @@ pub fn combination(
     changes.extend(chosen.iter().map(|v| option_member(v)));
     changes.extend(behind.iter().map(|t| Member {
         behind: true,
-        ..member_of(t)
+        ..on_measure(t)
     }));
     Some(Combination {
         at: "the job as written".into(),

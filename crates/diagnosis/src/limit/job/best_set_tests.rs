@@ -102,6 +102,11 @@ fn a_cap_that_bought_nothing_alone_is_measured_behind_the_change_that_helped() {
         .map(|m| (m.lever.as_str(), m.behind))
         .collect();
     assert_eq!(ids, [("nr-requests", false), ("cpu-quota", true)]);
+    // Each member, the cap behind too, weighed alone on the job's metric.
+    for m in &c.changes {
+        let on = m.alone.as_ref().map(|g| g.metric);
+        assert!(on.is_none_or(|g| g == c.measure), "{}: {on:?}", m.lever);
+    }
     let whole: Vec<String> = c.changes.iter().map(|m| m.lever.clone()).collect();
     // Both lifted buy +165 %: more than the queue alone beyond the noise.
     let b = measure(
