@@ -73,6 +73,16 @@ pub(crate) fn adopt() -> Done {
 /// command line that sets `thread`); said on stderr when the copy cannot
 /// start.
 pub(crate) fn apart(args: &[String]) -> Option<Done> {
+    if let Some(v) = std::env::var_os(ENV).filter(|v| *v != "caller") {
+        // A pid is a copy's (one started by another ssdready passes it on).
+        if v.to_str().and_then(|v| v.parse::<u32>().ok()).is_none() {
+            let what = format!(
+                "environment variable {ENV}: '{}' is not allowed (allowed: caller, to measure in the caller's session; unset, to measure in a session of its own)",
+                v.to_string_lossy()
+            );
+            return Some(Err(crate::fail(2, &what)));
+        }
+    }
     let me = std::process::id();
     let leader = nix::unistd::getsid(None).is_ok_and(|s| s.as_raw() as u32 == me);
     let grouped = ssdready_probe::sched_group::of(me).is_some_and(|g| g.starts_with("autogroup:"));

@@ -157,3 +157,30 @@ fn a_job_marked_thread_is_measured_in_the_callers_session() {
         );
     }
 }
+
+#[test]
+fn an_unknown_session_setting_is_one_line_and_exit_2_with_nothing_written() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args([
+            "run",
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--output",
+        ])
+        .arg(&out)
+        .env("SSDREADY_SESSION", "apart")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SSDREADY_SESSION: 'apart' is not allowed (allowed: caller"),
+        "{err}"
+    );
+    assert!(!out.exists() && o.stdout.is_empty());
+}
