@@ -23,11 +23,7 @@ fn clean_result(what: &str, out: &std::process::Output) -> Value {
 }
 
 fn refused(what: &str, out: &std::process::Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-    assert!(out.stdout.is_empty(), "{what} printed a result");
-    assert_eq!(err.trim().lines().count(), 1, "{what}: not one line: {err}");
-    assert!(err.contains(needle), "{what}: '{err}' lacks '{needle}'");
+    assert_refused(out, what, &[needle]);
 }
 
 /// Per-second I/O counts of the first job's writes, without the last

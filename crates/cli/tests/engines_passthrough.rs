@@ -40,10 +40,7 @@ fn stderr(o: &std::process::Output) -> String {
 
 /// One line on stderr, exit code 2, containing `says`.
 fn refused(o: &std::process::Output, says: &str) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    assert!(e.contains(says), "expected '{says}' in: {e}");
+    common::assert_refused(o, "the engine", &[says]);
 }
 
 #[test]

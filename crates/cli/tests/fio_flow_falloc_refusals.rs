@@ -36,14 +36,7 @@ fn refused(args: &[&str], needles: &[&str]) {
             a.push("--parse-only");
         }
         a.extend_from_slice(args);
-        let out = ssdready(&a);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
-        assert!(out.stdout.is_empty(), "{a:?} printed a result");
-        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-        for n in needles {
-            assert!(err.contains(n), "{a:?}: '{err}' lacks '{n}'");
-        }
+        assert_refused(&ssdready(&a), &format!("{a:?}"), needles);
     }
 }
 

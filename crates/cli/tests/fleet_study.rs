@@ -237,11 +237,7 @@ fn check_delivered(f: &Value, solo: &[Value], scaling: &[Value]) {
 fn refused(args: &[&str], out_dir: &Path, says: &str) {
     let mut a: Vec<&str> = vec!["--quiet", "--output", out_dir.to_str().unwrap()];
     a.extend(args);
-    let out = study(&a);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(says), "{args:?}: {err}");
+    common::assert_refused(&study(&a), &format!("{args:?}"), &[says]);
     assert!(!out_dir.exists(), "{args:?} wrote {}", out_dir.display());
 }
 

@@ -37,11 +37,7 @@ fn stderr(o: &Output) -> String {
 /// Exit code 2, one line on stderr containing `needle`, nothing on stdout,
 /// and no more than `within` spent (the refusal comes before the run).
 fn assert_refused(o: &Output, needle: &str, within: Duration, took: Duration) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    assert!(e.contains(needle), "'{needle}' not in: {e}");
-    assert!(o.stdout.is_empty(), "nothing on stdout");
+    common::assert_refused(o, "the run", &[needle]);
     assert!(took < within, "refused only after {took:?}");
 }
 

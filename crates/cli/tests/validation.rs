@@ -7,17 +7,6 @@ use common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Exit code 2, one line containing every needle, nothing on stdout.
-fn assert_refused(out: &Output, what: &str, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-    assert!(out.stdout.is_empty(), "{what} printed a result");
-    assert_eq!(err.trim_end().lines().count(), 1, "{what}: one line: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{what}: '{}' lacks '{n}'", err.trim_end());
-    }
-}
-
 /// `ssdready run ARGS` (and, the same, with `--parse-only`) is refused.
 fn refused(args: &[&str], needles: &[&str]) {
     for parse_only in [false, true] {

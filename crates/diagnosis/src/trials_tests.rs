@@ -334,17 +334,24 @@ fn a_jobs_trials_point_at_the_cause_of_the_change_that_gained_unless_it_is_the_o
         ),
     ];
     // Nothing named: the cpuset's gain is where the trials point.
-    let p = trials_point(&ts, &table, Cause::NotIdentified).unwrap();
+    let p = trials_point(&ts, &table, &[Cause::NotIdentified]).unwrap();
     assert!(
         p.starts_with("the trials point at the CPUs allowed: cpuset in the study's group → without the cpuset gained IOPS +310.0 %"),
         "{p}"
     );
     // The quota named, its lift gained nothing: the same.
-    assert!(trials_point(&ts, &table, Cause::CpuQuota).is_some());
+    assert!(trials_point(&ts, &table, &[Cause::CpuQuota]).is_some());
     // The cpuset named: the trials confirm it.
-    assert_eq!(trials_point(&ts, &table, Cause::CpusAllowed), None);
+    assert_eq!(trials_point(&ts, &table, &[Cause::CpusAllowed]), None);
+    // Another job of the file named held by the cpuset: the trials point
+    // at nothing the verdicts do not name already.
+    let both = [Cause::CpuQuota, Cause::CpusAllowed];
+    assert_eq!(trials_point(&ts, &table, &both), None);
     // No change gained: nowhere to point.
-    assert_eq!(trials_point(&ts[..1], &table, Cause::NotIdentified), None);
+    assert_eq!(
+        trials_point(&ts[..1], &table, &[Cause::NotIdentified]),
+        None
+    );
 }
 
 #[test]

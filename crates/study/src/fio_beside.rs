@@ -300,6 +300,7 @@ impl Beside {
             (quota, sessions.as_deref()),
         );
         self.doc.lines.push(line);
+        self.doc.lines.extend(judge::jobs_line(&doc.repeats, &f));
         self.doc.as_written_agrees = Some(agrees);
         self.doc.as_written = Some(f);
     }

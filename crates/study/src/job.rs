@@ -92,7 +92,7 @@ pub fn prepared(
     let mut out = with_target(sections, target);
     let mut cut = Vec::new();
     let jobs: Vec<usize> = (0..out.len()).filter(|&i| !out[i].global).collect();
-    let phases = phases(&out, &jobs);
+    let phases = ssdready_diagnosis::limit::job::phases(&out).len().max(1);
     let share = runtime_s / phases as f64;
     for i in jobs {
         // A ramp longer than half the share is cut to half of it.
@@ -140,36 +140,17 @@ pub fn prepared(
 /// longest job (its start delay, ramp and runtime), phase after phase; a
 /// job with no runtime counts as `runtime_s`.
 pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
-    let jobs: Vec<usize> = (0..sections.len())
-        .filter(|&i| !sections[i].global)
-        .collect();
-    let mut walls: Vec<f64> = Vec::new();
-    for (k, &i) in jobs.iter().enumerate() {
+    let wall = |i: usize| {
         let s = spec(sections, i);
         let runtime = match secs(s.runtime_ns.unwrap_or(0)) {
             0.0 => runtime_s,
             r => r,
         };
-        let wall = runtime + secs(s.ramp_time_ns) + secs(s.startdelay_ns);
-        match walls.last_mut() {
-            Some(w) if k > 0 && !waits(sections, i) => *w = w.max(wall),
-            _ => walls.push(wall),
-        }
-    }
-    walls.iter().sum()
-}
-
-/// Whether job `i` waits for the jobs before it (`stonewall`, or fio's
-/// other name for it, `wait_for_previous`).
-fn waits(sections: &[Section], i: usize) -> bool {
-    spec(sections, i).stonewall
-}
-
-/// The phases a run of `jobs` takes: a new one at each job that waits for
-/// those before it (`stonewall`, `wait_for_previous`).
-fn phases(sections: &[Section], jobs: &[usize]) -> usize {
-    let later = jobs.iter().skip(1).filter(|&&i| waits(sections, i)).count();
-    1 + later
+        runtime + secs(s.ramp_time_ns) + secs(s.startdelay_ns)
+    };
+    let phases = ssdready_diagnosis::limit::job::phases(sections);
+    let longest = |p: &Vec<usize>| p.iter().map(|&i| wall(i)).fold(0.0, f64::max);
+    phases.iter().map(longest).sum()
 }
 
 /// Nanoseconds in seconds.

@@ -246,7 +246,21 @@ fn a_mix_is_judged_per_direction_each_on_its_own_metric() {
     };
     judge_variant(&mut one, &base);
     assert!(one.beyond_noise && (one.gain_pct.unwrap() + 12.0).abs() < 1e-6);
-    let results = [both, one];
+    // Reads gain, writes held where they were (a throttle of the writes):
+    // each direction's noise said, and no gain for the job.
+    let mut reads = VariantResult {
+        option: "iodepth=32".into(),
+        what: "iodepth ×4 (8 → 32)".into(),
+        figures: Some(figures(Some((13_000.0, 5.2e7)), Some((1_000.0, 1.28e8)))),
+        ..Default::default()
+    };
+    judge_variant(&mut reads, &base);
+    assert!(!reads.beyond_noise);
+    assert_eq!(
+        ssdready_diagnosis::limit::job::gain::variant_line(&reads),
+        "iodepth ×4 (8 → 32): reads +30.0 % IOPS (beyond the noise), writes +0.0 % bandwidth (within the noise)"
+    );
+    let results = [both, one, reads];
     let options: Vec<&str> = job_best::chosen(&results)
         .iter()
         .map(|v| v.option.as_str())

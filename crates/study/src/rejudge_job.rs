@@ -4,9 +4,9 @@
 //! and the rules' other findings, by the diagnosis
 //! ([`ssdready_diagnosis::rejudged::job`]) from the runs and what it was
 //! judged from, both recorded in the document, and the document with the
-//! new verdict ([`rejudged`]), where the trials point against it too.
-//! Nothing else of the document is judged from them, so nothing else
-//! changes.
+//! new verdict ([`rejudged`]), where the trials point against it too,
+//! and whether each host trial's limit bound. Nothing else of the
+//! document is judged from them, so nothing else changes.
 
 use crate::session_parts::{JobDoc, SCHEMA};
 use ssdready_diagnosis::rejudged::job::{rejudged_job, JobChanges, Recorded};
@@ -36,15 +36,34 @@ pub fn rejudged(old: &JobDoc) -> Result<(JobDoc, JobChanges), RejudgeError> {
     })?;
     let mut new = old.clone();
     (new.held, new.holds, new.findings) = (again.held, again.holds, again.findings);
+    trials_again(&mut new);
     new.trials_point = trials_point(&new);
     Ok((new, again.changes))
 }
 
-/// Where the job's trials point against the cause named first ([`section::trials_point`]).
-pub(crate) fn trials_point(doc: &JobDoc) -> Option<String> {
-    let (host, named) = (doc.host.as_ref()?, doc.held.first()?.saturation.limit);
+/// Whether each host trial's limit bound, and how to keep it, judged
+/// again from its turns ([`ssdready_diagnosis::levers::binding::after_turns`]).
+fn trials_again(doc: &mut JobDoc) {
+    let (Some(host), Some(from)) = (doc.host.as_mut(), doc.judged_from.as_ref()) else {
+        return;
+    };
     let table = ssdready_diagnosis::levers::shipped();
-    section::trials_point(&host.trials, &table, named)
+    for t in &mut host.trials {
+        if let Some(l) = table.iter().find(|l| l.id == t.lever) {
+            ssdready_diagnosis::levers::binding::after_turns(t, l, &from.context);
+        }
+    }
+}
+
+/// Where the job's trials point against the causes named, first the first
+/// ([`section::trials_point`]).
+pub(crate) fn trials_point(doc: &JobDoc) -> Option<String> {
+    let named: Vec<_> = doc.held.iter().map(|h| h.saturation.limit).collect();
+    if named.is_empty() {
+        return None;
+    }
+    let table = ssdready_diagnosis::levers::shipped();
+    section::trials_point(&doc.host.as_ref()?.trials, &table, &named)
 }
 
 #[cfg(test)]

@@ -108,3 +108,56 @@ fn where_the_trials_point_is_said_again_against_the_verdict_judged_again() {
         "{said}"
     );
 }
+
+#[test]
+fn a_quota_an_older_build_said_could_not_bind_behind_a_throttle_of_the_other_direction_binds() {
+    use ssdready_diagnosis::levers::{Kind, Point};
+    use ssdready_diagnosis::trials::{Measured, Outcome, Trial, Turn};
+    use ssdready_measured::group_limits::fixtures::v1_plant;
+    let mut old = job_doc();
+    if let Some(from) = old.judged_from.as_mut() {
+        from.context.limits = Some(v1_plant());
+    }
+    let m = |iops| Measured {
+        iops,
+        ..Default::default()
+    };
+    // A file that writes and reads (the plant throttles reads to 3000):
+    // lifting the quota bought beyond the noise.
+    let quota = Trial {
+        lever: "cpu-quota".into(),
+        kind: Kind::Cgroup,
+        point: Point {
+            rw: "randrw".into(),
+            bs: 4096,
+            qd: 4,
+            threads: 1,
+            ..Default::default()
+        },
+        outcome: Outcome::Better,
+        turns: vec![
+            Turn {
+                baseline: m(60_000.0),
+                change: m(70_000.0),
+            };
+            3
+        ],
+        unbound: Some("the I/O throttle kept held its baseline at 60000 IOPS".into()),
+        ..Default::default()
+    };
+    old.host = Some(crate::trials::on_job::HostSection {
+        trials: vec![quota],
+        ..Default::default()
+    });
+    let (new, _) = rejudged(&old).unwrap();
+    let t = &new.host.unwrap().trials[0];
+    assert_eq!(t.unbound, None);
+    // How to keep it, made again: the quota removed, or raised to the
+    // one CPU of the trial's one thread.
+    assert!(t.permanent.contains("cpu.cfs_quota_us"), "{}", t.permanent);
+    assert!(
+        t.permanent.contains("the 1 CPU the trial's one thread"),
+        "{}",
+        t.permanent
+    );
+}

@@ -12,6 +12,18 @@ pub mod tuned;
 use serde_json::Value;
 use std::process::{Command, Output};
 
+/// A refusal as every bad input gets one: exit code 2, one line on
+/// stderr holding every needle, nothing on stdout; `what` names the call.
+pub fn assert_refused(out: &Output, what: &str, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(out.stdout.is_empty(), "{what} printed a result");
+    assert_eq!(err.trim_end().lines().count(), 1, "{what}: one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{what}: '{}' lacks '{n}'", err.trim_end());
+    }
+}
+
 pub fn ssdready(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(args)

@@ -22,7 +22,7 @@
 use super::lever::Lever;
 use super::permanent;
 use crate::lever_context::{Context, Point};
-use crate::trials::record::{Measured, Trial};
+use crate::trials::record::{Measured, Outcome, Trial};
 use ssdready_measured::group_limits::{self, GroupLimit};
 use ssdready_measured::limits::{Inventory, IoLimitKind};
 
@@ -136,11 +136,24 @@ pub fn throttle_iops(inv: &Inventory, p: &Point) -> Option<f64> {
         .min_by(f64::total_cmp)
 }
 
+/// Whether a throttle counts every direction of the point's I/O (a
+/// write throttle holds none of a mix's reads).
+fn throttled_whole(inv: &Inventory, p: &Point) -> bool {
+    let (reads, writes) = directions(&p.rw);
+    let of = |read: bool| {
+        inv.effective_io_throttles()
+            .iter()
+            .any(|t| is_read(t.kind) == read)
+    };
+    (!reads || of(true)) && (!writes || of(false))
+}
+
 /// Why a trial's limit did not bind at its point, from its turns: a
 /// throttle lifted whose baseline ran below [`THROTTLE_BOUND`] of its
 /// rate (something else held the I/O there); a quota or a cpuset lifted
-/// while a throttle kept held the baseline at [`THROTTLE_BOUND`] of its
-/// rate or more (the throttle holds the I/O whatever the CPUs do).
+/// while a throttle kept of all of the point's I/O held the baseline at
+/// [`THROTTLE_BOUND`] of its rate or more (the throttle holds the I/O
+/// whatever the CPUs do), unless lifting it bought beyond the noise.
 pub fn did_not_bind(l: &Lever, cx: &Context, t: &Trial) -> Option<String> {
     let g = l.lift()?;
     let inv = cx.limits.as_ref()?;
@@ -155,6 +168,13 @@ pub fn did_not_bind(l: &Lever, cx: &Context, t: &Trial) -> Option<String> {
                 "its baseline ran at {base:.0} IOPS, below the throttle's {limit:.0}: something else held the I/O at this point"
             )
         }),
+        // A quota that bought beyond the noise bound; and one behind a
+        // throttle of only some of the point's I/O binds on the rest.
+        GroupLimit::CpuQuota | GroupLimit::Cpuset
+            if t.outcome == Outcome::Better || !throttled_whole(inv, &t.point) =>
+        {
+            None
+        }
         GroupLimit::CpuQuota | GroupLimit::Cpuset => (base >= THROTTLE_BOUND * limit).then(|| {
             format!(
                 "the I/O throttle kept held its baseline at {base:.0} IOPS (its rate {limit:.0}): {} could not bind while it holds",
@@ -182,6 +202,7 @@ pub fn after_turns(trial: &mut Trial, l: &Lever, cx: &Context) {
         iops: mean(&|m| m.iops),
         bw_bytes_per_s: mean(&|m| m.bw_bytes_per_s),
         threads: trial.point.threads,
+        mixed: directions(&trial.point.rw) == (true, true),
     };
     let reached = (!trial.turns.is_empty()).then_some(&reached);
     let lines = permanent::lines(g, inv, reached);

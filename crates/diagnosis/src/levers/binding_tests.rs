@@ -162,6 +162,14 @@ fn a_throttle_whose_baseline_ran_below_it_did_not_bind_there() {
     let why = did_not_bind(&q, &c, &trial_at(2990.0)).unwrap();
     assert!(why.contains("the CPU quota could not bind"), "{why}");
     assert_eq!(did_not_bind(&q, &c, &trial_at(900.0)), None);
+    // Lifting it bought beyond the noise: it bound, whatever the baseline.
+    let mut gained = trial_at(2990.0);
+    gained.outcome = crate::trials::Outcome::Better;
+    assert_eq!(did_not_bind(&q, &c, &gained), None);
+    // A throttle of the reads holds none of a mix's writes: a quota binds on them.
+    let mut mix = trial_at(2990.0);
+    mix.point.rw = "randrw".into();
+    assert_eq!(did_not_bind(&q, &c, &mix), None);
     // Without a throttle the turns say nothing of it.
     let mut inv = v1_plant();
     inv.io_throttles.clear();

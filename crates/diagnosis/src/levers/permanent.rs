@@ -26,6 +26,9 @@ pub struct Reached {
     pub bw_bytes_per_s: f64,
     /// The threads the point ran.
     pub threads: u32,
+    /// The point read and wrote: its rates are both directions' together,
+    /// no figure to raise a throttle of one direction to.
+    pub mixed: bool,
 }
 
 /// The systemd unit whose group is `cgroup` (its path as
@@ -131,7 +134,7 @@ pub fn lines(limit: GroupLimit, inv: &Inventory, reached: Option<&Reached>) -> V
 fn throttle_lines(inv: &Inventory, reached: Option<&Reached>) -> Vec<String> {
     let mut out = Vec::new();
     for t in inv.effective_io_throttles() {
-        let to = reached.map(|r| match t.kind {
+        let to = reached.filter(|r| !r.mixed).map(|r| match t.kind {
             IoLimitKind::ReadIops | IoLimitKind::WriteIops => r.iops.ceil() as u64,
             _ => r.bw_bytes_per_s.ceil() as u64,
         });
@@ -192,6 +195,7 @@ fn quota_lines(inv: &Inventory, reached: Option<&Reached>) -> Vec<String> {
         no_systemd: None,
     };
     let words = match cpus {
+        Some(1) => "raise it to the 1 CPU the trial's one thread could use".into(),
         Some(c) => format!("raise it to the {c} CPUs the trial's {c} threads could use"),
         None => String::new(),
     };

@@ -9,6 +9,7 @@ fn reached(iops: f64, threads: u32) -> Reached {
         iops,
         bw_bytes_per_s: iops * 4096.0,
         threads,
+        mixed: false,
     }
 }
 
@@ -48,6 +49,20 @@ fn a_v1_group_systemd_does_not_manage_gets_its_cgroupfs_writes() {
             "echo \"200000\" > /sys/fs/cgroup/cpu,cpuacct/plant/cpu.cfs_quota_us  # or raise it to the 2 CPUs the trial's 2 threads could use",
         ]
     );
+    // One thread: one CPU.
+    let one = lines(GroupLimit::CpuQuota, &inv, Some(&reached(9000.0, 1)));
+    assert!(
+        one[1].ends_with("raise it to the 1 CPU the trial's one thread could use"),
+        "{one:?}"
+    );
+    // Reads and writes together: their rate is no figure for a throttle of
+    // the reads alone, which is only removed.
+    let mixed = Reached {
+        mixed: true,
+        ..reached(41_000.4, 1)
+    };
+    let t = lines(GroupLimit::IoThrottle, &inv, Some(&mixed));
+    assert_eq!(t.len(), 1, "{t:?}");
     let c = lines(GroupLimit::Cpuset, &v1_cpuset(), None);
     assert_eq!(
         c,

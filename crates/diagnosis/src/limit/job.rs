@@ -53,6 +53,21 @@ pub fn spec(sections: &[Section], job: usize) -> JobSpec {
     s
 }
 
+/// The phases a run of the file's `sections` takes, each its jobs
+/// (indexes into `sections`), in turn: a new phase at each job that waits
+/// for those before it (`stonewall`, or fio's other name for it,
+/// `wait_for_previous`); the jobs of one phase run together.
+pub fn phases(sections: &[Section]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for i in (0..sections.len()).filter(|&i| !sections[i].global) {
+        match out.last_mut() {
+            Some(p) if !spec(sections, i).stonewall => p.push(i),
+            _ => out.push(vec![i]),
+        }
+    }
+    out
+}
+
 /// fio's own name of an option written as `key` (`readwrite` → `rw`,
 /// `blocksize` → `bs`); `key` itself where core does not know it.
 pub fn canonical(key: &str) -> &str {
@@ -243,8 +258,18 @@ impl RunFigures {
             split,
             cpu_layers,
             cpu_per_io_ns: (ios > 0 && cpu_ns > 0).then(|| cpu_ns as f64 / ios as f64),
-            ..RunFigures::of_jobs(jobs)
+            ..RunFigures::of_jobs(jobs).in_turn(r.phases.len())
         }
+    }
+
+    /// Where the jobs ran in `phases` turns, their rates added say so: no
+    /// moment saw them together.
+    pub fn in_turn(mut self, phases: usize) -> RunFigures {
+        if phases > 1 {
+            self.together.name =
+                format!("all jobs, their rates added though they ran in {phases} phases in turn");
+        }
+        self
     }
 
     /// The rate the study compares runs by: IOPS of both directions.

@@ -369,9 +369,10 @@ impl Setting {
 /// The job as written as a lever's point: its I/O (the first job's, or
 /// mixed I/O where its jobs differ), its block (the largest size of the
 /// directions it does, as fio resolves `bs`, `blocksize` and their values
-/// per direction), its threads (every job's `numjobs` together) and the
-/// I/Os they keep in flight shared among them (one each on a synchronous
-/// engine).
+/// per direction), its threads (every job's `numjobs` together, of the
+/// phase that keeps the most I/Os in flight where the jobs run in turn)
+/// and the I/Os they keep in flight shared among them (one each on a
+/// synchronous engine).
 pub fn job_point(sections: &[Section]) -> Point {
     let jobs: Vec<usize> = (0..sections.len())
         .filter(|&i| !sections[i].global)
@@ -383,17 +384,22 @@ pub fn job_point(sections: &[Section]) -> Point {
         true => own.rw.name().to_string(),
         false => "randrw".into(),
     };
-    let (mut threads, mut in_flight) = (0u64, 0u64);
-    for &j in &jobs {
-        let s = spec(j);
-        let n = u64::from(s.numjobs.max(1));
-        let qd = match s.engine().caps.synchronous {
-            true => 1,
-            false => u64::from(s.iodepth.max(1)),
-        };
-        threads += n;
-        in_flight += n * qd;
-    }
+    // Each phase's threads and the I/Os they keep in flight; the phases
+    // run in turn, so the busiest is the point's.
+    let phase = |p: &Vec<usize>| {
+        p.iter().fold((0u64, 0u64), |(threads, in_flight), &j| {
+            let s = spec(j);
+            let n = u64::from(s.numjobs.max(1));
+            let qd = match s.engine().caps.synchronous {
+                true => 1,
+                false => u64::from(s.iodepth.max(1)),
+            };
+            (threads + n, in_flight + n * qd)
+        })
+    };
+    let phases = job::phases(sections);
+    let busiest = phases.iter().map(phase).max_by_key(|&(t, f)| (f, t));
+    let (threads, in_flight) = busiest.unwrap_or((1, 1));
     let threads = threads.max(1);
     Point {
         rw,

@@ -354,6 +354,31 @@ fn the_job_as_written_is_the_point_its_threads_and_what_they_keep_in_flight() {
 }
 
 #[test]
+fn jobs_that_run_in_turn_keep_in_flight_what_their_busiest_phase_keeps() {
+    // fio's examples/ssd-test.fio: four jobs at QD 4, each waiting for the
+    // one before it, and one more beside the last.
+    let mut file = job(&[("bs", "4k"), ("ioengine", "libaio"), ("iodepth", "4")]);
+    file[0].global = true;
+    let section = |name: &str, opts: &[(&str, &str)]| Section {
+        name: name.into(),
+        ..job(opts).remove(0)
+    };
+    for rw in ["read", "randread", "write"] {
+        file.push(section(rw, &[("rw", rw), ("stonewall", "1")]));
+    }
+    file.push(section(
+        "randwrite",
+        &[("rw", "randwrite"), ("wait_for_previous", "1")],
+    ));
+    let p = job_point(&file);
+    assert_eq!((p.qd, p.threads, p.rw.as_str()), (4, 1, "randrw"));
+    file.push(section("beside", &[("rw", "randwrite"), ("iodepth", "8")]));
+    let p = job_point(&file);
+    assert_eq!((p.qd, p.threads), (6, 2));
+    assert_eq!(crate::limit::job::phases(&file).len(), 4);
+}
+
+#[test]
 fn as_root_and_asked_the_queue_levers_whose_limit_binds_for_the_job_are_tried() {
     let table = levers::shipped();
     let (todo, not) = for_job(&table, &db(), &setting(true, true, queue("4", "4")));

@@ -92,18 +92,18 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
 /// those judged, its limit bound at its point) whose lever lifts another
 /// cause, in words; None when no such change gained.
 fn elsewhere(s: &Section, levers: &[Lever], cause: Cause) -> Option<(Cause, String)> {
-    elsewhere_of(&s.trials, levers, cause)
+    elsewhere_of(&s.trials, levers, &[cause])
 }
 
-/// [`elsewhere`] of ranked trials.
-fn elsewhere_of(trials: &[Trial], levers: &[Lever], cause: Cause) -> Option<(Cause, String)> {
+/// [`elsewhere`] of ranked trials, lifting none of `causes`.
+fn elsewhere_of(trials: &[Trial], levers: &[Lever], causes: &[Cause]) -> Option<(Cause, String)> {
     trials
         .iter()
         .filter(|t| t.outcome == Outcome::Better && t.unbound.is_none() && t.moved.is_none())
         .find_map(|t| {
             let l = levers.iter().find(|l| l.id == t.lever)?;
-            let other = l.lifts.iter().find(|c| **c != cause)?;
-            (!l.lifts.contains(&cause)).then(|| {
+            let other = l.lifts.iter().find(|c| !causes.contains(c))?;
+            (!l.lifts.iter().any(|c| causes.contains(c))).then(|| {
                 let gained = format!(
                     "{} gained {}, {}",
                     t.change(),
@@ -115,16 +115,18 @@ fn elsewhere_of(trials: &[Trial], levers: &[Lever], cause: Cause) -> Option<(Cau
         })
 }
 
-/// Where the trials of a job's host changes point, against the cause its
-/// measurements named (`named`; "not identified" too), in words: none
-/// where a change of the named cause's own gained beyond the noise (the
-/// trials confirm it) or no other change did; else the best other change
-/// that gained, and the cause it lifts.
-pub fn trials_point(trials: &[Trial], levers: &[Lever], named: Cause) -> Option<String> {
+/// Where the trials of a job's host changes point, against the causes its
+/// measurements named (`named`, the first named first; "not identified"
+/// too, and each other job's or direction's of a file of several), in
+/// words: none where a change of the first cause's own gained beyond the
+/// noise (the trials confirm it) or no change lifting none of them did;
+/// else the best such change that gained, and the cause it lifts.
+pub fn trials_point(trials: &[Trial], levers: &[Lever], named: &[Cause]) -> Option<String> {
+    let first = named.first().copied().unwrap_or(Cause::NotIdentified);
     let own = |t: &&Trial| {
         levers
             .iter()
-            .any(|l| l.id == t.lever && l.lifts.contains(&named))
+            .any(|l| l.id == t.lever && l.lifts.contains(&first))
     };
     let gained = |t: &&Trial| t.outcome == Outcome::Better && t.unbound.is_none();
     if trials.iter().filter(own).any(|t| gained(&t)) {

@@ -205,6 +205,46 @@ pub fn as_written_line(
     )
 }
 
+/// Each job of a file of several against fio's run of it (matched by
+/// name, on IOPS), in one line: `each job against fio's: [seq-read]
+/// 66.5K IOPS against 62.0K (+7.3 %), …`, the jobs apart beyond the
+/// noise (their repeats' spread, at least [`GAIN_PCT`]) named after; None
+/// for a file of one job. Together the rates of jobs that run in turn
+/// add up to no moment's, so each is checked on its own.
+pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
+    if fio.jobs.len() < 2 {
+        return None;
+    }
+    let iops = |j: &JobFigures| {
+        j.read.as_ref().map_or(0.0, |d| d.iops) + j.write.as_ref().map_or(0.0, |d| d.iops)
+    };
+    let (mut each, mut apart) = (Vec::new(), Vec::new());
+    for theirs in &fio.jobs {
+        let ours: Vec<f64> = (repeats.iter())
+            .filter_map(|r| r.jobs.iter().find(|j| j.name == theirs.name))
+            .map(iops)
+            .collect();
+        let Some((median, spread)) = super::median_spread(&ours) else {
+            continue;
+        };
+        let pct = 100.0 * (median / iops(theirs).max(1e-9) - 1.0);
+        each.push(format!(
+            "[{}] {} IOPS against {} ({pct:+.1} %)",
+            theirs.name,
+            si(median),
+            si(iops(theirs))
+        ));
+        if pct.abs() > spread.max(GAIN_PCT) {
+            apart.push(format!("[{}]", theirs.name));
+        }
+    }
+    let verdict = match apart.is_empty() {
+        true => "each within the noise".to_string(),
+        false => format!("beyond the noise: {}", apart.join(", ")),
+    };
+    (!each.is_empty()).then(|| format!("each job against fio's: {}; {verdict}", each.join(", ")))
+}
+
 /// Why fio, running each job as a process of a session of its own, got
 /// less beside other work that gives way to ssdready's threads.
 fn sessions_words(others: &str) -> String {

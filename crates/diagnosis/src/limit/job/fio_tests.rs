@@ -59,6 +59,35 @@ fn fio_output_with_a_note_before_the_document_is_read_and_a_failed_job_is_refuse
 }
 
 #[test]
+fn each_job_of_a_file_of_several_is_set_against_fios_own_figure_of_it() {
+    let fio = figures(TWO_JOBS).unwrap();
+    let names: Vec<String> = fio.jobs.iter().map(|j| j.name.clone()).collect();
+    // The study's repeats: the first job as fio ran it, the second +30 %.
+    let ours = |k: f64| {
+        let mut jobs = fio.jobs.clone();
+        let second = &mut jobs[1];
+        for d in second.read.iter_mut().chain(second.write.iter_mut()) {
+            d.iops *= 1.3 * k;
+        }
+        RunFigures::of_jobs(jobs)
+    };
+    let repeats = [ours(1.0), ours(1.01), ours(0.99)];
+    let line = jobs_line(&repeats, &fio).unwrap();
+    assert!(line.starts_with("each job against fio's: "), "{line}");
+    assert!(
+        line.contains(&format!("[{}] ", names[0])) && line.contains("(+0.0 %)"),
+        "{line}"
+    );
+    assert!(line.contains("(+30.0 %)"), "{line}");
+    assert!(
+        line.ends_with(&format!("beyond the noise: [{}]", names[1])),
+        "{line}"
+    );
+    // One job: its line is the file's own.
+    assert_eq!(jobs_line(&repeats, &figs(Some(1.0), None)), None);
+}
+
+#[test]
 fn a_change_gains_by_its_least_direction_on_the_jobs_metric() {
     let base = figs(Some(1000.0), Some(500.0));
     let changed = figs(Some(1500.0), Some(550.0));

@@ -249,12 +249,31 @@ pub fn gain_words(v: &job::VariantResult) -> String {
 }
 
 /// A variant of the application's mechanics in words: its change on the
-/// job's metric, whether beyond the noise, and what it asks.
+/// job's metric, whether beyond the noise (each direction's where they
+/// part: a throttle of the writes holds them while more depth buys the
+/// reads), and what it asks.
 pub fn variant_line(v: &job::VariantResult) -> String {
+    let noise = |beyond: bool| match beyond {
+        true => "beyond the noise",
+        false => "within the noise",
+    };
+    let d = &v.per_direction;
+    let parted = d.iter().any(|g| g.beyond_noise) && d.iter().any(|g| !g.beyond_noise);
     let what = match (&v.gain_pct, &v.error) {
         (_, Some(e)) => format!("not measured: {e}"),
-        (Some(_), _) if v.beyond_noise => format!("{} (beyond the noise)", gain_words(v)),
-        (Some(_), _) => format!("{} (within the noise)", gain_words(v)),
+        (Some(_), _) if parted => {
+            let each = d.iter().map(|g| {
+                let m = metric(g.by_bandwidth);
+                format!(
+                    "{} {:+.1} % {m} ({})",
+                    g.dir,
+                    g.gain_pct,
+                    noise(g.beyond_noise)
+                )
+            });
+            each.collect::<Vec<_>>().join(", ")
+        }
+        (Some(_), _) => format!("{} ({})", gain_words(v), noise(v.beyond_noise)),
         _ => "not measured".into(),
     };
     match v.asks.is_empty() {
