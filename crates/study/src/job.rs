@@ -22,6 +22,7 @@
 //! the length it used.
 
 use ssdready_core::options::{RawOption, Section};
+use ssdready_diagnosis::limit::job::best as job_best;
 
 /// Repeats of the job as written.
 pub const REPEATS: usize = 3;
@@ -245,46 +246,56 @@ pub fn described(sections: &[Section], j: usize) -> String {
     )
 }
 
-/// Each variant of the job, one thing changed at a time.
+/// Each variant of the job, one thing changed at a time. The depth and
+/// the jobs are scaled in each job alike; where the file's jobs differ in
+/// one, its option is the factor (`iodepth=×2`, [`job_best::apply`]).
 pub fn variants(sections: &[Section]) -> Vec<Variant> {
     let mut out = Vec::new();
     let j = first_job(sections);
-    let depth = u64::from(spec(sections, j).iodepth);
     // A synchronous engine keeps one I/O in flight per thread whatever
     // the iodepth (as fio's do): deeper queues are for the other engines.
     let shapes = match synchronous(sections, j) {
         true => [].as_slice(),
-        false => [("×½", 1, 2), ("×2", 2, 1), ("×4", 4, 1)].as_slice(),
+        false => ["×½", "×2", "×4"].as_slice(),
     };
-    for &(name, num, den) in shapes {
-        let want = (depth * num / den).max(1);
-        if want == depth {
+    let depth = shapes
+        .iter()
+        .map(|&f| ("iodepth", f, "keeps {} I/Os in flight per thread"));
+    let jobs = std::iter::once(("numjobs", "×2", "issues from {} threads"));
+    for (key, factor, asks) in depth.chain(jobs) {
+        let changed = job_best::apply(sections, &[format!("{key}={factor}")]);
+        let values = |s: &[Section]| -> Vec<u64> {
+            let each = (0..s.len()).filter(|&i| !s[i].global);
+            let v = each.map(|i| spec(s, i)).map(|x| match key {
+                "numjobs" => u64::from(x.numjobs),
+                _ => u64::from(x.iodepth),
+            });
+            v.collect()
+        };
+        let (was, now) = (values(sections), values(&changed));
+        if was == now {
             continue;
         }
-        let mut s = sections.to_vec();
-        set_all(&mut s, "iodepth", |i, all| {
-            (u64::from(spec(all, i).iodepth) * num / den)
-                .max(1)
-                .to_string()
-        });
+        let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let (option, what, per) = match was.windows(2).all(|w| w[0] == w[1]) {
+            true => (
+                format!("{key}={}", now[0]),
+                format!("{key} {factor} ({} → {})", was[0], now[0]),
+                now[0].to_string(),
+            ),
+            false => (
+                format!("{key}={factor}"),
+                format!("{key} {factor} ({} → {})", list(&was), list(&now)),
+                format!("{} (one value per job)", list(&now)),
+            ),
+        };
         out.push(Variant::new(
-            format!("iodepth {name} ({depth} → {want})"),
-            format!("iodepth={want}"),
-            s,
-            &format!("keeps {want} I/Os in flight per thread"),
+            what,
+            option,
+            changed,
+            &asks.replace("{}", &per),
         ));
     }
-    let jobs = u64::from(spec(sections, j).numjobs);
-    let mut s = sections.to_vec();
-    set_all(&mut s, "numjobs", |i, all| {
-        (u64::from(spec(all, i).numjobs) * 2).to_string()
-    });
-    out.push(Variant::new(
-        format!("numjobs ×2 ({jobs} → {})", jobs * 2),
-        format!("numjobs={}", jobs * 2),
-        s,
-        &format!("issues from {} threads", jobs * 2),
-    ));
     out.extend(engine_variants(sections, j));
     if let Some(v) = block_variant(sections, j) {
         out.push(v);

@@ -127,6 +127,54 @@ fn a_job_on_a_synchronous_engine_gets_no_deeper_queue_to_try() {
 }
 
 #[test]
+fn jobs_of_different_depths_are_each_scaled_and_their_best_file_keeps_each_ones() {
+    // fio's examples/aio-read.fio: four jobs at QD 4, 32, 8 and 16.
+    let mut file = vec![section(
+        "global",
+        true,
+        &[("ioengine", "libaio"), ("rw", "randread")],
+    )];
+    for (name, qd) in [
+        ("file1", "4"),
+        ("file2", "32"),
+        ("file3", "8"),
+        ("file4", "16"),
+    ] {
+        file.push(section(name, false, &[("iodepth", qd)]));
+    }
+    let vs = variants(&file);
+    let twice = vs
+        .iter()
+        .find(|v| v.what.starts_with("iodepth ×2"))
+        .unwrap();
+    assert_eq!(twice.what, "iodepth ×2 (4, 32, 8, 16 → 8, 64, 16, 32)");
+    assert_eq!(twice.option, "iodepth=×2");
+    assert!(
+        twice
+            .asks
+            .contains("keeps 8, 64, 16, 32 (one value per job) I/Os"),
+        "{}",
+        twice.asks
+    );
+    let depths = |s: &[Section]| -> Vec<u32> { (1..s.len()).map(|i| spec(s, i).iodepth).collect() };
+    assert_eq!(depths(&twice.sections), [8, 64, 16, 32]);
+    // The best configuration applies the factor to each job, as measured.
+    let best = ssdready_diagnosis::limit::job::best::apply(&file, &[twice.option.clone()]);
+    assert_eq!(depths(&best), [8, 64, 16, 32]);
+    let half = vs
+        .iter()
+        .find(|v| v.what.starts_with("iodepth ×½"))
+        .unwrap();
+    assert_eq!(depths(&half.sections), [2, 16, 4, 8]);
+    // One numjobs for all: its value, as before.
+    let jobs = vs.iter().find(|v| v.what.starts_with("numjobs")).unwrap();
+    assert_eq!(
+        (jobs.what.as_str(), jobs.option.as_str()),
+        ("numjobs ×2 (1 → 2)", "numjobs=2")
+    );
+}
+
+#[test]
 fn each_variant_changes_one_thing_and_keeps_the_rest_as_written() {
     let base = oltp();
     let vs = variants(&base);

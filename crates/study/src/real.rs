@@ -290,12 +290,8 @@ impl Judge {
     /// the limits `inv`.
     pub fn of(sections: &[Section], inv: &Inventory) -> Judge {
         let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-        let target = crate::job::spec(sections, j)
-            .filename
-            .into_iter()
-            .next()
-            .filter(|f| !f.is_empty())
-            .and_then(|f| crate::detect::detect(&f, true).ok());
+        let first = ssdready_diagnosis::limit::job::first_file(sections, j);
+        let target = first.and_then(|f| crate::detect::detect(&f, true).ok());
         let context = Context {
             queue: target
                 .as_ref()

@@ -724,13 +724,8 @@ pub fn study_job(
 /// inventory they were read from.
 pub fn caps(sections: &[Section]) -> (Caps, Vec<String>, Inventory) {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let devices: Vec<(u32, u32)> = job::spec(sections, j)
-        .filename
-        .into_iter()
-        .next()
-        .and_then(|f| device_of(&f))
-        .into_iter()
-        .collect();
+    let first = ssdready_diagnosis::limit::job::first_file(sections, j);
+    let devices: Vec<(u32, u32)> = first.and_then(|f| device_of(&f)).into_iter().collect();
     let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
     let caps = Caps::of(&inv);
     let lines = caps.lines();

@@ -53,6 +53,27 @@ pub fn spec(sections: &[Section], job: usize) -> JobSpec {
     s
 }
 
+/// The path of job `j`'s first file as fio opens it: its first
+/// `filename` (core puts it in `directory`), else the first name fio makes
+/// (`filename_format`, `$jobname.$jobnum.$filenum` by default, for the
+/// first clone and file) in its first `directory`; None for a job of
+/// neither (the built-in drive).
+pub fn first_file(sections: &[Section], j: usize) -> Option<String> {
+    let s = spec(sections, j);
+    if let Some(f) = s.filename.iter().find(|f| !f.is_empty()) {
+        return Some(f.clone());
+    }
+    let dir = s.directory.as_deref()?.split(':').next()?;
+    let format = s
+        .filename_format
+        .as_deref()
+        .unwrap_or("$jobname.$jobnum.$filenum");
+    let name = (format.replace("$jobname", &sections.get(j)?.name))
+        .replace("$jobnum", "0")
+        .replace("$filenum", "0");
+    Some(format!("{}/{name}", dir.trim_end_matches('/')))
+}
+
 /// The phases a run of the file's `sections` takes, each its jobs
 /// (indexes into `sections`), in turn: a new phase at each job that waits
 /// for those before it (`stonewall`, or fio's other name for it,
@@ -451,5 +472,27 @@ mod tests {
         let mut all = vec![reads(5.0), reads(6.0)];
         assert_eq!(drop_idle(&mut all), None);
         assert_eq!(all.len(), 2);
+    }
+
+    fn file(text: &str) -> Vec<Section> {
+        let mut out = Vec::new();
+        let mut no_include = |_: &str, _: &str| Err("no include here".to_string());
+        ssdready_core::jobfile::parse_into(text, None, &mut no_include, &|_| None, &mut out)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_jobs_first_file_is_named_as_fio_names_it() {
+        // fio's examples/aio-read.fio: a directory, no filename.
+        let f = file("[global]\nrw=randread\ndirectory=/data1:/data2\n[file1]\niodepth=4\n");
+        assert_eq!(first_file(&f, 1).as_deref(), Some("/data1/file1.0.0"));
+        let f = file("[j]\ndirectory=/d/\nfilename_format=$jobname-$filenum.dat\n");
+        assert_eq!(first_file(&f, 0).as_deref(), Some("/d/j-0.dat"));
+        // A filename is fio's own, in the directory.
+        let f = file("[j]\ndirectory=/mnt\nfilename=ssd.test.file\n");
+        assert_eq!(first_file(&f, 0).as_deref(), Some("/mnt/ssd.test.file"));
+        // Neither: the built-in drive.
+        assert_eq!(first_file(&file("[j]\nrw=read\n"), 0), None);
     }
 }

@@ -85,7 +85,24 @@ pub fn classify_job(
     };
     let gained = |r: &&RunRecord| r.summary.iops >= rise * best_below(in_flight(r));
     let saturated = !more.is_empty() && !more.iter().any(gained);
-    let bought_nothing = saturated.then(|| nothing_bought(&more, mine, (own.iops, rise)));
+    // A variant that kept fewer in flight and ran faster than the job
+    // (the jobs of a file each taking another share of one device) is
+    // what the deeper ones were weighed against: said with them.
+    let shallower = ok()
+        .filter(|r| r.point != point && in_flight(r) < mine && r.summary.iops > own_iops)
+        .max_by(|a, b| a.summary.iops.total_cmp(&b.summary.iops));
+    let bought_nothing = saturated.then(|| {
+        let line = nothing_bought(&more, mine, (own.iops, rise));
+        match shallower {
+            Some(r) => format!(
+                "{line}, and {} IOPS with {} in flight ({})",
+                fmt_count(r.summary.iops),
+                in_flight(r),
+                r.id
+            ),
+            None => line,
+        }
+    });
     let f = Figures {
         knee_qd: curve.iter().find(|c| c.iops >= 0.9 * best).map(|c| c.qd),
         saturated,

@@ -65,6 +65,18 @@ fn a_job_that_wants_32_ios_behind_a_4_request_queue_is_held_by_the_devices_queue
             .any(|l| l.contains("more I/Os in flight bought nothing")),
         "{lines:?}"
     );
+    // A shallower variant that ran faster than the job (the jobs of a
+    // file sharing one device differently) is said beside the deeper.
+    let mut faster = runs.clone();
+    let shallow = faster.iter_mut().find(|r| r.id == "qd-16").unwrap();
+    shallow.summary.iops = 62_000.0;
+    let s = classify_job(&t, &faster, 32, &machine(), &caps);
+    let said = "with 32 as written, and 62.0K IOPS with 16 in flight (qd-16)";
+    assert!(
+        s.evidence.iter().any(|l| l.ends_with(said)),
+        "{:?}",
+        s.evidence
+    );
     // The same runs under a queue of 64 requests: the queue is not it.
     let s = classify_job(&t, &runs, 32, &machine(), &queue_of(64, "loop3"));
     assert_ne!(s.limit, Cause::DeviceQueue, "{s:?}");

@@ -70,12 +70,12 @@ pub fn setting(
     }
 }
 
-/// The devices under the job's first target (its `filename`, the device
-/// its file is on): the whole disk, and the whole disks under it for md
-/// and device-mapper.
+/// The devices under the job's first target (its first file as fio names
+/// it, the device that file is on): the whole disk, and the whole disks
+/// under it for md and device-mapper.
 pub fn disks(sections: &[Section]) -> Vec<String> {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let Some(file) = crate::job::spec(sections, j).filename.into_iter().next() else {
+    let Some(file) = ssdready_diagnosis::limit::job::first_file(sections, j) else {
         return Vec::new();
     };
     // An emulated drive, or an engine's own target, has no device here:

@@ -139,14 +139,36 @@ pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
 
 /// The job's sections with `options` (`key=value`) set on every job, by
 /// fio's own name of each option, after what the job wrote (under any
-/// of its names) so that it wins.
+/// of its names) so that it wins. A value of `×2`, `×4` or `×½` scales
+/// each job's own `iodepth` or `numjobs` (at least 1): the jobs of a
+/// file that differ in it each keep their own, changed alike.
 pub fn apply(sections: &[Section], options: &[String]) -> Vec<Section> {
     let mut out = sections.to_vec();
     for o in options {
         let (k, v) = o.split_once('=').unwrap_or((o, ""));
-        job::set_all(&mut out, k, |_, _| v.to_string());
+        job::set_all(&mut out, k, |i, all| match scale(v) {
+            Some((num, den)) => (own(all, i, k) * num / den).max(1).to_string(),
+            None => v.to_string(),
+        });
     }
     out
+}
+
+/// The factor a scaling value (`×2`, `×½`) stands for, as a fraction.
+pub fn scale(v: &str) -> Option<(u64, u64)> {
+    match v.strip_prefix('×')? {
+        "½" => Some((1, 2)),
+        n => Some((n.parse().ok()?, 1)),
+    }
+}
+
+/// Job `i`'s own value of `key` (`iodepth` or `numjobs`) as fio runs it.
+fn own(sections: &[Section], i: usize, key: &str) -> u64 {
+    let s = job::spec(sections, i);
+    match job::canonical(key) {
+        "numjobs" => u64::from(s.numjobs),
+        _ => u64::from(s.iodepth),
+    }
 }
 
 /// The job file as sections: each `[name]` with its options, the ones a
