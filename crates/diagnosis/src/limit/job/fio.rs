@@ -128,22 +128,33 @@ fn rate(d: &Dir, by_bandwidth: bool) -> f64 {
     }
 }
 
-/// `changed` against `base` on the job's own metric, percent: the least
-/// of the directions `base` does (a change must gain in each), as the
-/// study judges its variants.
+/// `changed` against `base` on the job's own metric, percent, as the
+/// study judges its variants: the least of the directions `base` does (a
+/// change must gain in each), or, where one gained [`GAIN_PCT`] and the
+/// others held within it, the directions together.
 pub fn gain_pct(base: &RunFigures, changed: &RunFigures, by_bandwidth: bool) -> Option<f64> {
     let pairs = [
         (&base.together.read, &changed.together.read),
         (&base.together.write, &changed.together.write),
     ];
-    pairs
-        .into_iter()
+    let each: Vec<(f64, f64)> = (pairs.into_iter())
         .filter_map(|(b, c)| {
             let b = rate(b.as_ref()?, by_bandwidth);
             let c = c.as_ref().map_or(0.0, |c| rate(c, by_bandwidth));
-            (b > 0.0).then(|| 100.0 * (c / b - 1.0))
+            (b > 0.0).then_some((b, c))
         })
-        .reduce(f64::min)
+        .collect();
+    let pct = |(b, c): (f64, f64)| 100.0 * (c / b - 1.0);
+    let least = each.iter().copied().map(pct).reduce(f64::min)?;
+    let gained = each.iter().copied().map(pct).any(|g| g >= GAIN_PCT);
+    let together = (
+        each.iter().map(|x| x.0).sum(),
+        each.iter().map(|x| x.1).sum(),
+    );
+    Some(match gained && (-GAIN_PCT..GAIN_PCT).contains(&least) {
+        true => pct(together),
+        false => least,
+    })
 }
 
 /// Whether fio's A/B of a change confirms a gain: fio too gains at least

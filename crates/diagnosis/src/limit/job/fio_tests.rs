@@ -97,6 +97,11 @@ fn a_change_gains_by_its_least_direction_on_the_jobs_metric() {
     let g = gain_pct(&base, &figs(Some(3000.0), None), true).unwrap();
     assert!((g + 100.0).abs() < 1e-9, "{g}");
     assert_eq!(gain_pct(&figs(None, None), &changed, false), None);
+    // The reads gained, the writes held (a throttle of the writes): the
+    // directions together, as the study judges its variants.
+    let held = figs(Some(1500.0), Some(520.0));
+    let g = gain_pct(&base, &held, false).unwrap();
+    assert!((g - 100.0 * (2020.0 / 1500.0 - 1.0)).abs() < 1e-9, "{g}");
 }
 
 #[test]

@@ -15,7 +15,10 @@
 //! a direction's I/Os average under [`STREAMING_BYTES`] (64 KiB: a
 //! database's pages, 4 to 16 KiB, are counted in I/Os), bandwidth from
 //! there up (streaming). A mix gains where every direction gains beyond
-//! its own noise, and loses where one loses beyond it.
+//! its own noise (by the least of them), and loses where one loses beyond
+//! it; where one gains beyond its noise and the others hold within theirs
+//! (a throttle of the writes holds them), it gains what its directions
+//! together gained.
 
 use super::{self as job, RunFigures, GAIN_PCT};
 use serde::{Deserialize, Serialize};
@@ -184,7 +187,8 @@ fn pct(now: f64, was: f64) -> f64 {
 /// A variant's gain against the job's repeats, direction by direction on
 /// each one's metric: it gains where every direction gains beyond its
 /// noise, loses where one loses beyond it; its gain is the least of the
-/// directions'.
+/// directions', or, where one gained and the others held, the
+/// directions' together on the job's metric.
 pub fn judge_variant(v: &mut job::VariantResult, base: &[DirBase]) {
     let Some(f) = &v.figures else {
         return;
@@ -222,6 +226,33 @@ pub fn judge_variant(v: &mut job::VariantResult, base: &[DirBase]) {
         true => v.per_direction.iter().all(|g| g.beyond_noise),
         false => least.beyond_noise,
     };
+    // One direction gained beyond its noise, the others held within
+    // theirs (a throttle of the writes held them): the job gained what
+    // its directions together did, on its metric.
+    let d = &v.per_direction;
+    let gained = d.iter().any(|g| g.beyond_noise && g.gain_pct > 0.0);
+    let lost = d.iter().any(|g| g.beyond_noise && g.gain_pct < 0.0);
+    if gained && !lost && !v.beyond_noise {
+        let on = |x: &job::Dir| {
+            if v.by_bandwidth {
+                x.bw_bytes_per_s
+            } else {
+                x.iops
+            }
+        };
+        let was: f64 = base
+            .iter()
+            .map(|b| {
+                if v.by_bandwidth {
+                    b.bw_bytes_per_s
+                } else {
+                    b.iops
+                }
+            })
+            .sum();
+        let now: f64 = base.iter().filter_map(|b| dir_of(f, b.dir)).map(on).sum();
+        (v.gain_pct, v.beyond_noise) = (Some(pct(now, was)), true);
+    }
 }
 
 /// The metric's name.
