@@ -266,11 +266,7 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
         let changed = job_best::apply(sections, &[format!("{key}={factor}")]);
         let values = |s: &[Section]| -> Vec<u64> {
             let each = (0..s.len()).filter(|&i| !s[i].global);
-            let v = each.map(|i| spec(s, i)).map(|x| match key {
-                "numjobs" => u64::from(x.numjobs),
-                _ => u64::from(x.iodepth),
-            });
-            v.collect()
+            each.map(|i| job_best::own(s, i, key)).collect()
         };
         let (was, now) = (values(sections), values(&changed));
         if was == now {

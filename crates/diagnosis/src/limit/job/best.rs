@@ -163,7 +163,7 @@ pub fn scale(v: &str) -> Option<(u64, u64)> {
 }
 
 /// Job `i`'s own value of `key` (`iodepth` or `numjobs`) as fio runs it.
-fn own(sections: &[Section], i: usize, key: &str) -> u64 {
+pub fn own(sections: &[Section], i: usize, key: &str) -> u64 {
     let s = job::spec(sections, i);
     match job::canonical(key) {
         "numjobs" => u64::from(s.numjobs),
