@@ -175,12 +175,7 @@ fn an_unknown_session_setting_is_one_line_and_exit_2_with_nothing_written() {
         .env("SSDREADY_SESSION", "apart")
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("SSDREADY_SESSION: 'apart' is not allowed (allowed: caller"),
-        "{err}"
-    );
-    assert!(!out.exists() && o.stdout.is_empty());
+    let says = "SSDREADY_SESSION: 'apart' is not allowed (allowed: caller";
+    crate::common::assert_refused(&o, "SSDREADY_SESSION=apart", &[says]);
+    assert!(!out.exists());
 }

@@ -151,6 +151,13 @@ pub struct JobFigures {
     pub write: Option<Dir>,
 }
 
+impl JobFigures {
+    /// IOPS of both directions.
+    pub fn iops(&self) -> f64 {
+        self.read.as_ref().map_or(0.0, |d| d.iops) + self.write.as_ref().map_or(0.0, |d| d.iops)
+    }
+}
+
 /// One run's figures: each job, and together (rates summed, latency
 /// weighted by the I/Os).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -295,8 +302,7 @@ impl RunFigures {
 
     /// The rate the study compares runs by: IOPS of both directions.
     pub fn iops(&self) -> f64 {
-        self.together.read.as_ref().map_or(0.0, |d| d.iops)
-            + self.together.write.as_ref().map_or(0.0, |d| d.iops)
+        self.together.iops()
     }
 
     /// The run's figures as a trial compares them: both directions'

@@ -91,18 +91,8 @@ pub fn classify_job(
     let shallower = ok()
         .filter(|r| r.point != point && in_flight(r) < mine && r.summary.iops > own_iops)
         .max_by(|a, b| a.summary.iops.total_cmp(&b.summary.iops));
-    let bought_nothing = saturated.then(|| {
-        let line = nothing_bought(&more, mine, (own.iops, rise));
-        match shallower {
-            Some(r) => format!(
-                "{line}, and {} IOPS with {} in flight ({})",
-                fmt_count(r.summary.iops),
-                in_flight(r),
-                r.id
-            ),
-            None => line,
-        }
-    });
+    let bought_nothing =
+        saturated.then(|| nothing_bought(&more, mine, (own.iops, rise), shallower));
     let f = Figures {
         knee_qd: curve.iter().find(|c| c.iops >= 0.9 * best).map(|c| c.qd),
         saturated,
@@ -175,21 +165,25 @@ fn threads_not_depth(
 /// `more I/Os in flight bought nothing beyond the repeats' spread (10 %):
 /// qd-128 (128 in flight) 91.0K IOPS, … against 98.2K IOPS with 64 as
 /// written`: each against `own`, the best with fewer in flight, times
-/// `rise`, the spread (or its floor) it had to clear.
-fn nothing_bought(more: &[&RunRecord], mine: u32, (own, rise): (f64, f64)) -> String {
-    let each: Vec<String> = more
-        .iter()
-        .map(|r| {
-            format!(
-                "{} ({} in flight) {} IOPS",
-                r.id,
-                in_flight(r),
-                fmt_count(r.summary.iops)
-            )
-        })
-        .collect();
+/// `rise`, the spread (or its floor) it had to clear; and the
+/// `shallower` run that kept fewer in flight and ran faster, if any.
+fn nothing_bought(
+    more: &[&RunRecord],
+    mine: u32,
+    (own, rise): (f64, f64),
+    shallower: Option<&RunRecord>,
+) -> String {
+    let run = |r: &RunRecord| {
+        let (n, iops) = (in_flight(r), fmt_count(r.summary.iops));
+        (format!("{} ({n} in flight) {iops} IOPS", r.id), n, iops)
+    };
+    let each: Vec<String> = more.iter().map(|r| run(r).0).collect();
+    let also = shallower.map_or(String::new(), |r| {
+        let (_, n, iops) = run(r);
+        format!(", and {iops} IOPS with {n} in flight ({})", r.id)
+    });
     format!(
-        "more I/Os in flight bought nothing beyond the repeats' spread ({:.0} %): {} against {} IOPS with {mine} as written",
+        "more I/Os in flight bought nothing beyond the repeats' spread ({:.0} %): {} against {} IOPS with {mine} as written{also}",
         100.0 * (rise - 1.0),
         each.join(", "),
         fmt_count(own)

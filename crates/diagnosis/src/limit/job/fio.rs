@@ -226,24 +226,21 @@ pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
     if fio.jobs.len() < 2 {
         return None;
     }
-    let iops = |j: &JobFigures| {
-        j.read.as_ref().map_or(0.0, |d| d.iops) + j.write.as_ref().map_or(0.0, |d| d.iops)
-    };
     let (mut each, mut apart) = (Vec::new(), Vec::new());
     for theirs in &fio.jobs {
         let ours: Vec<f64> = (repeats.iter())
             .filter_map(|r| r.jobs.iter().find(|j| j.name == theirs.name))
-            .map(iops)
+            .map(JobFigures::iops)
             .collect();
         let Some((median, spread)) = super::median_spread(&ours) else {
             continue;
         };
-        let pct = 100.0 * (median / iops(theirs).max(1e-9) - 1.0);
+        let pct = 100.0 * (median / theirs.iops().max(1e-9) - 1.0);
         each.push(format!(
             "[{}] {} IOPS against {} ({pct:+.1} %)",
             theirs.name,
             si(median),
-            si(iops(theirs))
+            si(theirs.iops())
         ));
         if pct.abs() > spread.max(GAIN_PCT) {
             apart.push(format!("[{}]", theirs.name));

@@ -233,24 +233,11 @@ pub fn judge_variant(v: &mut job::VariantResult, base: &[DirBase]) {
     let gained = d.iter().any(|g| g.beyond_noise && g.gain_pct > 0.0);
     let lost = d.iter().any(|g| g.beyond_noise && g.gain_pct < 0.0);
     if gained && !lost && !v.beyond_noise {
-        let on = |x: &job::Dir| {
-            if v.by_bandwidth {
-                x.bw_bytes_per_s
-            } else {
-                x.iops
-            }
-        };
-        let was: f64 = base
-            .iter()
-            .map(|b| {
-                if v.by_bandwidth {
-                    b.bw_bytes_per_s
-                } else {
-                    b.iops
-                }
-            })
+        let pick = |iops: f64, bw: f64| if v.by_bandwidth { bw } else { iops };
+        let was: f64 = base.iter().map(|b| pick(b.iops, b.bw_bytes_per_s)).sum();
+        let now: f64 = (base.iter().filter_map(|b| dir_of(f, b.dir)))
+            .map(|x| pick(x.iops, x.bw_bytes_per_s))
             .sum();
-        let now: f64 = base.iter().filter_map(|b| dir_of(f, b.dir)).map(on).sum();
         (v.gain_pct, v.beyond_noise) = (Some(pct(now, was)), true);
     }
 }
