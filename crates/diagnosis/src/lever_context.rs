@@ -31,10 +31,15 @@ pub struct Point {
     /// The engine (None on an emulator: it brings its own).
     pub engine: Option<String>,
     pub direct: bool,
+    /// The job's block sizes in words where they vary (`512 B–64 KiB
+    /// (mean 11.1 KiB)`, a `bssplit` or a range): `bs` is then the largest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sizes: String,
 }
 
 impl Point {
-    /// In words: `4 KiB random reads at QD 32 × 1 thread`.
+    /// In words: `4 KiB random reads at QD 32 × 1 thread`, `mixed I/O of
+    /// 512 B–64 KiB blocks (mean 11.1 KiB) at QD 64 × 1 thread`.
     pub fn describe(&self) -> String {
         let what = match self.rw.as_str() {
             "randread" => "random reads",
@@ -43,7 +48,10 @@ impl Point {
             "write" => "sequential writes",
             _ => "mixed I/O",
         };
-        let bs = crate::stack::ceiling_words::bytes(self.bs);
+        let io = match self.sizes.is_empty() {
+            true => format!("{} {what}", crate::stack::ceiling_words::bytes(self.bs)),
+            false => format!("{what} of {} blocks", self.sizes),
+        };
         let thr = match self.threads {
             1 => "1 thread".to_string(),
             n => format!("{n} threads"),
@@ -53,7 +61,7 @@ impl Point {
         } else {
             " through the page cache"
         };
-        format!("{bs} {what}{cache} at QD {} × {thr}", self.qd)
+        format!("{io}{cache} at QD {} × {thr}", self.qd)
     }
 }
 

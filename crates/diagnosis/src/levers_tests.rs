@@ -15,6 +15,7 @@ fn peak(qd: u32) -> Point {
         threads: 1,
         engine: Some("io_uring".into()),
         direct: true,
+        sizes: String::new(),
     }
 }
 
@@ -354,10 +355,22 @@ fn a_point_in_words() {
         threads: 2,
         engine: None,
         direct: false,
+        sizes: String::new(),
     };
     assert_eq!(
         p.describe(),
         "1 MiB sequential reads through the page cache at QD 8 × 2 threads"
+    );
+    // A bssplit's sizes are said as they are, not as their largest.
+    let split = Point {
+        rw: "randrw".into(),
+        bs: 64 << 10,
+        sizes: "512 B–64 KiB (mean 11.1 KiB)".into(),
+        ..p
+    };
+    assert_eq!(
+        split.describe(),
+        "mixed I/O of 512 B–64 KiB (mean 11.1 KiB) blocks through the page cache at QD 8 × 2 threads"
     );
 }
 

@@ -573,6 +573,7 @@ fn at(_: crate::levers::At) -> Option<Point> {
         threads: 1,
         engine: Some("io_uring".into()),
         direct: true,
+        sizes: String::new(),
     })
 }
 
@@ -902,7 +903,10 @@ fn a_lift_at_a_point_where_the_limit_could_not_bind_lowers_no_verdict() {
         "without the cpuset",
         turns(50_000.0, 1.10, &[0.0, 0.17, -0.17]),
     );
-    t.unbound = Some("4 KiB random reads at QD 32 × 1 thread runs 1 thread(s), no more than the cpuset's 1 CPU(s)".into());
+    t.unbound = Some(
+        "4 KiB random reads at QD 32 × 1 thread runs 1 thread, no more than the cpuset's 1 CPU"
+            .into(),
+    );
     let mut s = Section {
         trials: vec![t],
         ..Default::default()
@@ -956,4 +960,19 @@ fn a_stacks_members_that_read_differently_are_said_each_with_its_value() {
         text.contains("its devices differed before it (none on md0, mq-deadline on loop1, none on loop2): each was set alike for the trial and put back to its own"),
         "{text}"
     );
+}
+
+#[test]
+fn a_set_of_lifts_names_no_limit_as_kept_that_it_lifts_too() {
+    let throttle =
+        "io-throttle in the study's group → without the I/O throttle, the CPU quota kept";
+    let quota = "cpu-quota in the study's group → without the CPU quota, the I/O throttle and the cpuset kept";
+    let set = crate::trials::set_words(&[throttle.into(), quota.into()]);
+    assert_eq!(
+        set,
+        "io-throttle in the study's group → without the I/O throttle + cpu-quota in the study's group → without the CPU quota, the cpuset kept"
+    );
+    // Alone, a lift still says what it keeps; other changes are as they are.
+    let alone = crate::trials::set_words(&[throttle.into(), "scheduler none → mq-deadline".into()]);
+    assert_eq!(alone, format!("{throttle} + scheduler none → mq-deadline"));
 }

@@ -27,8 +27,9 @@ use ssdready_diagnosis::limit::job::best as job_best;
 /// Repeats of the job as written.
 pub const REPEATS: usize = 3;
 pub use ssdready_diagnosis::limit::job::{
-    canonical, directions, drop_idle, engine_named, largest_block, mean_block, median_spread,
-    rates, set_all, spec, Dir, JobFigures, Part, RunFigures, VariantResult, GAIN_PCT,
+    canonical, described, directions, drop_idle, engine_named, largest_block, mean_block,
+    median_spread, rates, set_all, spec, Dir, JobFigures, Part, RunFigures, VariantResult,
+    GAIN_PCT,
 };
 
 /// Options whose effect the study cannot repeat run after run.
@@ -194,56 +195,6 @@ impl Variant {
 /// The first job's value of a numeric option, for the words.
 fn first_job(sections: &[Section]) -> usize {
     sections.iter().position(|s| !s.global).unwrap_or(0)
-}
-
-/// A job as fio runs it, in words: its I/O, its block per direction,
-/// its engine, depth and jobs (`[job1] random reads, 4 KiB blocks,
-/// libaio, QD 64 × 1 job, direct`).
-pub fn described(sections: &[Section], j: usize) -> String {
-    let s = spec(sections, j);
-    let pattern = match s.rw.is_random() {
-        true => "random",
-        false => "sequential",
-    };
-    let what = match s.rw {
-        m if m.is_mixed() => format!("{pattern} reads and writes ({} % reads)", s.rwmixread),
-        m if m.trims() => format!("{pattern} trims"),
-        m if m.modifies() => format!("{pattern} writes"),
-        _ => format!("{pattern} reads"),
-    };
-    let size = |d: usize| match s.bs.for_dir(d) {
-        ssdready_core::spec::BlockSizes::Fixed(b) => crate::plan::fmt_bs(u64::from(*b)),
-        other => format!(
-            "{}–{}",
-            crate::plan::fmt_bs(u64::from(other.min())),
-            crate::plan::fmt_bs(u64::from(other.max()))
-        ),
-    };
-    let dirs = directions(&s);
-    let sizes: Vec<String> = dirs.iter().map(|&d| size(d)).collect();
-    let blocks = match sizes.windows(2).all(|w| w[0] == w[1]) {
-        true => format!("{} blocks", sizes[0]),
-        false => {
-            let name = ["reads", "writes", "trims"];
-            let each: Vec<String> = dirs
-                .iter()
-                .zip(&sizes)
-                .map(|(&d, b)| format!("{b} {}", name[d]))
-                .collect();
-            each.join(" and ")
-        }
-    };
-    let jobs = match s.numjobs {
-        1 => "1 job".to_string(),
-        n => format!("{n} jobs"),
-    };
-    format!(
-        "[{}] {what}, {blocks}, {}, QD {} × {jobs}, {}",
-        sections[j].name,
-        engine_named(&s),
-        s.iodepth,
-        if s.direct { "direct" } else { "buffered" }
-    )
 }
 
 /// Each variant of the job, one thing changed at a time. The depth and

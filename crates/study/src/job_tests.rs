@@ -159,7 +159,7 @@ fn jobs_of_different_depths_are_each_scaled_and_their_best_file_keeps_each_ones(
     let depths = |s: &[Section]| -> Vec<u32> { (1..s.len()).map(|i| spec(s, i).iodepth).collect() };
     assert_eq!(depths(&twice.sections), [8, 64, 16, 32]);
     // The best configuration applies the factor to each job, as measured.
-    let best = ssdready_diagnosis::limit::job::best::apply(&file, &[twice.option.clone()]);
+    let best = ssdready_diagnosis::limit::job::best::apply(&file, std::slice::from_ref(&twice.option));
     assert_eq!(depths(&best), [8, 64, 16, 32]);
     let half = vs
         .iter()
@@ -453,6 +453,18 @@ fn a_kbench_style_job_with_blocksize_in_an_included_file_is_varied_from_its_own_
     let a = spec(&again, at(&again, "rand-write-iops"));
     assert_eq!((a.iodepth, a.numjobs, a.rw.name()), (256, 2, "randwrite"));
     assert_eq!(a.bs, ssdready_core::spec::BlockSizes::Fixed(8192));
+}
+
+#[test]
+fn a_split_of_block_sizes_is_described_by_its_range_and_mean() {
+    // fio's examples/iometer-file-access-server.fio.
+    let text = "[iometer]\nbssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10\n\
+rw=randrw\nrwmixread=80\ndirect=1\nioengine=libaio\niodepth=64\n";
+    let s = read_file(text, &[]);
+    assert_eq!(
+        described(&s, at(&s, "iometer")),
+        "[iometer] random reads and writes (80 % reads), 512–64k (mean 11.1k) blocks, libaio, QD 64 × 1 job, direct"
+    );
 }
 
 #[test]

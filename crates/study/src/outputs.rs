@@ -239,6 +239,9 @@ pub fn job_text(doc: &JobDoc) -> String {
         doc.runtime_s,
         &doc.job_sha256[..12.min(doc.job_sha256.len())]
     );
+    for j in &doc.jobs_read {
+        s.push_str(&format!("  as fio runs it: {j}\n"));
+    }
     if let Some(e) = &doc.error {
         s.push_str(&format!("the job did not run: {e}\n"));
         return s;

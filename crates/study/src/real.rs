@@ -27,12 +27,14 @@ use ssdready_diagnosis::levers::Context;
 use ssdready_diagnosis::limit::job::JobFigures;
 use ssdready_diagnosis::limit::point::JudgedFrom;
 use ssdready_emu::kernel::stamps::Summary;
+use ssdready_measured::limits::queue_files::moved;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::TargetProfile;
 use ssdready_measured::record::{Machine, RunRecord};
 use ssdready_measured::summary::PointSummary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use ssdready_tune::{TuneError, Tuner};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -359,6 +361,10 @@ pub struct Points<'a> {
     /// Each job's figures in each record (none where a run gave no
     /// result): a file of several jobs is judged job by job.
     pub jobs: Vec<Vec<JobFigures>>,
+    /// The target's disk and its queue as the judge read it, read again
+    /// after each run: what another process moved meanwhile, run by run.
+    queue: Option<(String, BTreeMap<String, String>)>,
+    pub moved: Vec<String>,
 }
 
 impl<'a> Points<'a> {
@@ -375,6 +381,9 @@ impl<'a> Points<'a> {
             target: judge.target.clone(),
             records: Vec::new(),
             jobs: Vec::new(),
+            queue: (judge.target.as_ref().and_then(|t| t.device.clone()))
+                .map(|d| (d, judge.context.queue.clone())),
+            moved: Vec::new(),
         }
     }
 
@@ -397,6 +406,14 @@ impl<'a> Points<'a> {
             o.result
                 .ok_or(Failure::Failed("the run gave no result".into()))
         });
+        let now = (self.queue.as_ref()).map(|(d, was)| (d, was, crate::trials::queue_files(d)));
+        if let Some(m) = now.and_then(|(d, was, now)| Some(format!("{d}'s {}", moved(was, &now)?)))
+        {
+            rec.summary
+                .warnings
+                .push(format!("{m}: another process changed it"));
+            self.moved.push(m);
+        }
         match &out {
             Ok(r) => self.jobs.push(crate::job::RunFigures::of(r).jobs),
             Err(e) => {
@@ -406,6 +423,31 @@ impl<'a> Points<'a> {
         }
         self.records.push(rec);
         out
+    }
+
+    /// What another process moved in the target's queue during the job's
+    /// runs, in words, where it moved anything.
+    pub fn moved_note(&self) -> Option<String> {
+        let each: Vec<&str> = (self.moved.iter().map(String::as_str))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        Some(format!(
+            "{} of the job's {} runs ran after another process changed the target's queue ({}): they measured the job under other settings than those the study read and names here; study it again while nothing else changes them",
+            self.moved.len(),
+            self.records.len(),
+            (!each.is_empty()).then(|| each.join("; "))?
+        ))
+    }
+
+    /// Names the last run by the option its variant changed (`numjobs=2`)
+    /// where it is a point of its own, as the evidence cites it
+    /// (`numjobs=2 (128 in flight)`); a depth of the job stays the
+    /// queue-depth sweep's.
+    pub fn name_last(&mut self, option: &str) {
+        if let Some(r) = self.records.last_mut().filter(|r| r.sweep == "job") {
+            (r.id, r.point) = (option.to_string(), option.to_string());
+        }
     }
 
     /// The record of a run of `kind` at workload `w`: the job's own depth

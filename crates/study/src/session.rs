@@ -683,6 +683,8 @@ pub fn study_job(
     }
     let mut doc = job_header(o, text, runtime, limits);
     doc.notes.extend(cut);
+    let jobs = (0..sections.len()).filter(|&j| !sections[j].global);
+    doc.jobs_read = jobs.map(|j| job::described(&sections, j)).collect();
     obs.note(&crate::progress::job_plan(
         &o.file, runs, host_runs, runtime,
     ));

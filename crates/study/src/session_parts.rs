@@ -98,6 +98,9 @@ pub struct JobDoc {
     pub job_text: String,
     pub job_sha256: String,
     pub section: Option<String>,
+    /// Each job as fio runs it, in words ([`crate::job::described`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs_read: Vec<String>,
     /// The target that replaced the job's `filename`, when given.
     pub target: Option<String>,
     /// Each run's length, seconds.

@@ -505,6 +505,7 @@ fn measure_job(
             false => doc.variants.push(r),
         }
     }
+    doc.notes.extend(points.moved_note());
     true
 }
 
@@ -539,7 +540,7 @@ fn best_together(
     }
     let own = by_bandwidth(doc, sections);
     let mut measured = |b: &mut Best| {
-        let changes = b.changes().join(" ");
+        let changes = b.set_words();
         tell(format!(
             "the job with {changes} together, in turns against it as written"
         ));
@@ -620,7 +621,7 @@ fn by_fio(
 ) -> Option<bool> {
     let made = made(b, (sections, trials), host);
     let (changed, mut change) = made.map_err(|e| b.error.get_or_insert(e).clone()).ok()?;
-    let set = b.changes().join(" ");
+    let set = b.set_words();
     tell(format!("fio: the job with {set} together, in turns"));
     let jobs = (sections, changed.as_slice());
     beside.best((what, b), jobs, change.as_mut(), stop)
@@ -704,7 +705,9 @@ fn variant(
         ..Default::default()
     };
     let request = job::request(&v.sections, stop);
-    match points.run(Kind::Variant(i), &v.sections, &request) {
+    let ran = points.run(Kind::Variant(i), &v.sections, &request);
+    points.name_last(&v.option);
+    match ran {
         Ok(r) => out.figures = Some(RunFigures::of(&r)),
         Err(e) => out.error = Some(e.to_string()),
     }

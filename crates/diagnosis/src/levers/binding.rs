@@ -58,6 +58,14 @@ pub fn hidden_by(l: &Lever, cx: &Context, p: &Point) -> Option<(GroupLimit, Stri
         .map(|f| (f, why))
 }
 
+/// `1 thread`, `2 threads`.
+fn counted(n: usize, one: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {one}s"),
+    }
+}
+
 /// [`group_cannot_bind`] with the limit `lifted` (if any) lifted.
 fn cannot_bind_without(
     g: GroupLimit,
@@ -81,8 +89,10 @@ fn cannot_bind_without(
             let reach = threads.min(cpus);
             (reach as f64 <= q + 1e-9).then(|| {
                 format!(
-                    "the quota allows {q:.2} CPUs, and {}'s {threads} thread(s) on the {cpus} CPU(s) allowed can use no more than {reach}",
-                    p.describe()
+                    "the quota allows {q:.2} CPUs, and {} can use no more than {reach}: {} on the {} allowed",
+                    p.describe(),
+                    counted(threads, "thread"),
+                    counted(cpus, "CPU")
                 )
             })
         }
@@ -98,8 +108,10 @@ fn cannot_bind_without(
                     "the CPU quota kept allows {q:.2} CPUs, no more than the cpuset's {k}: the cpuset binds only once the quota is lifted"
                 ),
                 None => format!(
-                    "{} runs {threads} thread(s), no more than the cpuset's {k} CPU(s)",
-                    p.describe()
+                    "{} runs {}, no more than the cpuset's {}",
+                    p.describe(),
+                    counted(threads, "thread"),
+                    counted(k, "CPU")
                 ),
             })
         }

@@ -18,6 +18,7 @@ fn point(rw: &str, bs: u64, qd: u32, threads: u32) -> Point {
         threads,
         engine: Some("io_uring".into()),
         direct: true,
+        sizes: String::new(),
     }
 }
 
@@ -91,7 +92,10 @@ fn a_quota_binds_only_where_the_points_threads_can_use_more_than_it_allows() {
     assert_eq!(cannot_bind(&l, &cx(inv.clone()), &p), None);
     let (front, why) = hidden_by(&l, &cx(inv), &p).unwrap();
     assert_eq!(front, GroupLimit::Cpuset);
-    assert!(why.contains("on the 1 CPU(s) allowed"), "{why}");
+    assert!(
+        why.contains("can use no more than 1: 2 threads on the 1 CPU allowed"),
+        "{why}"
+    );
 }
 
 #[test]

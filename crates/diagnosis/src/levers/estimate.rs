@@ -237,6 +237,7 @@ mod tests {
             threads: 1,
             engine: Some("io_uring".into()),
             direct: true,
+            sizes: String::new(),
         }
     }
 

@@ -32,6 +32,7 @@ fn point() -> Point {
         threads: 1,
         engine: Some("io_uring".into()),
         direct: true,
+        sizes: String::new(),
     }
 }
 

@@ -413,10 +413,19 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         _ => v,
     };
     let evidence = queue_evidence(v, seen, held(seen), plateau);
+    // The peak's own depth first: a deeper run that showed the plateau
+    // is the study's, not the workload's (a job keeps what it sets).
+    let kept = match seen.in_flight == v.in_flight {
+        true => format!("{} in flight", v.in_flight),
+        false => format!(
+            "{} in flight at its peak and {} deeper",
+            v.in_flight, seen.in_flight
+        ),
+    };
     Test::Holds(Found {
         part: format!(
-            "{} = {} admits {} requests while the study keeps {} in flight; the rest wait for a free one",
-            q.setting.name, q.setting.value, q.requests, seen.in_flight
+            "{} = {} admits {} requests while the study keeps {kept}; the rest wait for a free one",
+            q.setting.name, q.setting.value, q.requests
         ),
         evidence,
         setting: Some(q.setting.clone()),

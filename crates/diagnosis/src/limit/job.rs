@@ -365,6 +365,62 @@ pub struct VariantResult {
     pub fio_gain_pct: Option<f64>,
 }
 
+/// A job as fio runs it, in words: its I/O, its block per direction,
+/// its engine, depth and jobs (`[job1] random reads, 4 KiB blocks,
+/// libaio, QD 64 × 1 job, direct`).
+pub fn described(sections: &[Section], j: usize) -> String {
+    let s = spec(sections, j);
+    let pattern = match s.rw.is_random() {
+        true => "random",
+        false => "sequential",
+    };
+    let what = match s.rw {
+        m if m.is_mixed() => format!("{pattern} reads and writes ({} % reads)", s.rwmixread),
+        m if m.trims() => format!("{pattern} trims"),
+        m if m.modifies() => format!("{pattern} writes"),
+        _ => format!("{pattern} reads"),
+    };
+    // A split or a range by its least, largest and mean size.
+    let bs = |b: u32| ssdready_measured::record::fmt_bs(u64::from(b));
+    let size = |d: usize| match s.bs.for_dir(d) {
+        ssdready_core::spec::BlockSizes::Fixed(b) => bs(*b),
+        other => format!(
+            "{}–{} (mean {})",
+            bs(other.min()),
+            bs(other.max()),
+            match mean_block(&s, d) {
+                m if m >= 1024.0 && m % 1024.0 != 0.0 => format!("{:.1}k", m / 1024.0),
+                m => bs(m.round() as u32),
+            }
+        ),
+    };
+    let dirs = directions(&s);
+    let sizes: Vec<String> = dirs.iter().map(|&d| size(d)).collect();
+    let blocks = match sizes.windows(2).all(|w| w[0] == w[1]) {
+        true => format!("{} blocks", sizes[0]),
+        false => {
+            let name = ["reads", "writes", "trims"];
+            let each: Vec<String> = dirs
+                .iter()
+                .zip(&sizes)
+                .map(|(&d, b)| format!("{b} {}", name[d]))
+                .collect();
+            each.join(" and ")
+        }
+    };
+    let jobs = match s.numjobs {
+        1 => "1 job".to_string(),
+        n => format!("{n} jobs"),
+    };
+    format!(
+        "[{}] {what}, {blocks}, {}, QD {} × {jobs}, {}",
+        sections[j].name,
+        engine_named(&s),
+        s.iodepth,
+        if s.direct { "direct" } else { "buffered" }
+    )
+}
+
 /// Leave out the repeats that counted no I/O where another repeat did: a
 /// run that moved nothing says nothing of the job's rate, and in the
 /// median it would stand for a rate of 0. The note saying which, if any.

@@ -578,6 +578,14 @@ fn a_queue_full_past_the_peak_is_the_queue_when_the_peak_is_at_its_size() {
         "{:?}",
         s.evidence
     );
+    // The peak's depth is said first, the deeper run's beside it.
+    assert!(
+        s.part.contains(
+            "admits 4 requests while the study keeps 4 in flight at its peak and 64 deeper"
+        ),
+        "{}",
+        s.part
+    );
     // Without the deeper run, the queue is not shown full: not named.
     f.qd_curve.pop();
     let s = classify(&t, &runs[..1], &f, &machine(), &caps);

@@ -35,6 +35,7 @@ fn recorded_job() -> (JudgedFrom, Vec<RunRecord>) {
             threads: 1,
             engine: Some("io_uring".into()),
             direct: true,
+            sizes: String::new(),
         },
         jobs: Vec::new(),
     };

@@ -408,7 +408,34 @@ pub fn job_point(sections: &[Section]) -> Point {
         threads: threads as u32,
         engine: Some(job::engine_named(&own)),
         direct: own.direct,
+        sizes: sizes_words(&own),
     }
+}
+
+/// A job's block sizes in words where they vary (a `bssplit`, a range,
+/// sizes per direction): `512 B–64 KiB (mean 11.1 KiB)`, the mean where
+/// every direction's is the same; empty for one size.
+fn sizes_words(s: &ssdready_core::spec::JobSpec) -> String {
+    let dirs = job::directions(s);
+    let least = dirs.iter().map(|&d| s.bs.for_dir(d).min()).min();
+    let (Some(least), most) = (least, job::largest_block(s)) else {
+        return String::new();
+    };
+    if least == most {
+        return String::new();
+    }
+    let bytes = crate::stack::ceiling_words::bytes;
+    let means: Vec<f64> = dirs.iter().map(|&d| job::mean_block(s, d)).collect();
+    let mean = match means.windows(2).all(|w| w[0] == w[1]) {
+        true if means[0] >= 1024.0 => format!(" (mean {:.1} KiB)", means[0] / 1024.0),
+        true => format!(" (mean {:.0} B)", means[0]),
+        false => String::new(),
+    };
+    format!(
+        "{}–{}{mean}",
+        bytes(u64::from(least)),
+        bytes(u64::from(most))
+    )
 }
 
 /// A lever planned on the job as written, `p`: its first candidate

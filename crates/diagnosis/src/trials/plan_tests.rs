@@ -53,6 +53,7 @@ fn at(a: At) -> Option<Point> {
         threads: 1,
         engine: Some("io_uring".into()),
         direct: true,
+        sizes: String::new(),
     })
 }
 
@@ -351,6 +352,32 @@ fn the_job_as_written_is_the_point_its_threads_and_what_they_keep_in_flight() {
         ("iodepth", "32"),
     ]));
     assert_eq!((p.qd, p.threads, p.direct), (1, 1, false));
+    assert_eq!(p.sizes, "", "one block size is said by `bs`");
+}
+
+#[test]
+fn a_job_of_many_block_sizes_is_said_by_its_range_and_mean_not_its_largest() {
+    // fio's examples/iometer-file-access-server.fio.
+    let split = "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10";
+    let p = job_point(&job(&[
+        ("bssplit", split),
+        ("rw", "randrw"),
+        ("rwmixread", "80"),
+        ("ioengine", "libaio"),
+        ("iodepth", "64"),
+        ("direct", "1"),
+    ]));
+    assert_eq!(
+        (p.bs, p.sizes.as_str()),
+        (65536, "512 B–64 KiB (mean 11.1 KiB)")
+    );
+    assert_eq!(
+        p.describe(),
+        "mixed I/O of 512 B–64 KiB (mean 11.1 KiB) blocks at QD 64 × 1 thread"
+    );
+    // Sizes per direction whose means differ: the range alone.
+    let p = job_point(&job(&[("rw", "randrw"), ("bs", "4k,64k")]));
+    assert_eq!(p.sizes, "4 KiB–64 KiB");
 }
 
 #[test]

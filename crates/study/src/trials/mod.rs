@@ -218,6 +218,7 @@ fn point_of(w: &Workload) -> Point {
         threads: w.threads,
         engine: w.engine.clone(),
         direct: w.direct,
+        sizes: String::new(),
     }
 }
 

@@ -50,6 +50,11 @@ impl Best {
     pub fn changes(&self) -> Vec<String> {
         self.options.iter().chain(&self.host).cloned().collect()
     }
+
+    /// The set in words ([`crate::trials::set_words`]).
+    pub fn set_words(&self) -> String {
+        crate::trials::set_words(&self.changes())
+    }
 }
 
 /// The set of changes, measured together.
@@ -284,7 +289,7 @@ pub fn words(b: &Best) -> String {
     let Some(g) = b.gain_pct else {
         return format!(
             "the best configuration ({}) was not measured: {}",
-            b.changes().join(", "),
+            b.set_words(),
             b.error.as_deref().unwrap_or("no time left")
         );
     };
@@ -328,7 +333,7 @@ pub fn words(b: &Best) -> String {
     };
     format!(
         "{lead} {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
-        b.changes().join(", "),
+        b.set_words(),
         b.pairs_pct.len()
     )
 }
@@ -340,7 +345,7 @@ pub fn host_note(b: &Best) -> String {
         true => String::new(),
         false => format!(
             "\nwith the host's changes ({}): apply the files written beside this file first (udev rules, systemd drop-in or service)",
-            b.host.join(", ")
+            crate::trials::set_words(&b.host)
         ),
     }
 }
@@ -425,7 +430,7 @@ pub fn whole_line(b: &Best, quota: Option<&str>) -> Option<String> {
     let (kept, whole) = (b.fio_gain_pct?, w.fio_gain_pct?);
     let low = w.fio_pairs_pct.iter().copied().fold(f64::MAX, f64::min);
     let high = b.fio_pairs_pct.iter().copied().fold(f64::MIN, f64::max);
-    let set = w.changes().join(" + ");
+    let set = w.set_words();
     if low <= high {
         return Some(format!(
             "the whole set ({set}) by fio bought {whole:+.1} %, no more than the configuration kept ({kept:+.1} %) beyond fio's pairs: as the study found"
