@@ -159,7 +159,8 @@ fn jobs_of_different_depths_are_each_scaled_and_their_best_file_keeps_each_ones(
     let depths = |s: &[Section]| -> Vec<u32> { (1..s.len()).map(|i| spec(s, i).iodepth).collect() };
     assert_eq!(depths(&twice.sections), [8, 64, 16, 32]);
     // The best configuration applies the factor to each job, as measured.
-    let best = ssdready_diagnosis::limit::job::best::apply(&file, std::slice::from_ref(&twice.option));
+    let best =
+        ssdready_diagnosis::limit::job::best::apply(&file, std::slice::from_ref(&twice.option));
     assert_eq!(depths(&best), [8, 64, 16, 32]);
     let half = vs
         .iter()
