@@ -15,6 +15,8 @@
 //! - [`create_new`] does the same for a file that must not exist yet.
 //! - [`create_regular`] opens a file to be written in place (a command's
 //!   output as it runs): `O_NOFOLLOW`, and the opened file must be regular.
+//! - [`remove_regular`] takes away a regular file ssdready made, and
+//!   nothing else.
 //!
 //! Errors never name the path: the caller names it once.
 
@@ -136,6 +138,14 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let _ = std::fs::remove_file(&tmp);
     linked?;
     File::open(dir)?.sync_all()
+}
+
+/// Remove `path` where it is a regular file (never a link, a device or a
+/// directory): a file ssdready made that nothing asked it to keep.
+/// Whether it removed one.
+pub fn remove_regular(path: &Path) -> bool {
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    regular && std::fs::remove_file(path).is_ok()
 }
 
 /// Open the regular file `path` for writing from its start (created, or

@@ -167,3 +167,25 @@ fn a_pid_file_swapped_for_a_link_is_refused_and_the_link_kept() {
     let leftovers = std::fs::read_dir(d.path()).unwrap().count();
     assert_eq!(leftovers, 2, "no temporary file is left");
 }
+
+#[test]
+fn only_a_regular_file_is_ever_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("made.0.0");
+    std::fs::write(&file, b"x").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for kept in [
+        Path::new("/dev/null"),
+        &link,
+        &sub,
+        &dir.path().join("none"),
+    ] {
+        assert!(!remove_regular(kept), "{}", kept.display());
+    }
+    assert!(link.symlink_metadata().is_ok() && sub.is_dir());
+    assert!(Path::new("/dev/null").exists());
+    assert!(remove_regular(&file) && !file.exists());
+}

@@ -28,8 +28,8 @@ use ssdready_diagnosis::limit::job::best as job_best;
 pub const REPEATS: usize = 3;
 pub use ssdready_diagnosis::limit::job::{
     canonical, described, directions, drop_idle, engine_named, largest_block, mean_block,
-    median_spread, rates, set_all, spec, Dir, JobFigures, Part, RunFigures, VariantResult,
-    GAIN_PCT,
+    median_spread, moved_note, rates, set_all, spec, Dir, JobFigures, Part, RunFigures,
+    VariantResult, GAIN_PCT,
 };
 
 /// Options whose effect the study cannot repeat run after run.

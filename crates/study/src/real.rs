@@ -361,8 +361,7 @@ pub struct Points<'a> {
     /// Each job's figures in each record (none where a run gave no
     /// result): a file of several jobs is judged job by job.
     pub jobs: Vec<Vec<JobFigures>>,
-    /// The target's disk and its queue as the judge read it, read again
-    /// after each run: what another process moved meanwhile, run by run.
+    /// The target's disk and its queue as first read: read after each run.
     queue: Option<(String, BTreeMap<String, String>)>,
     pub moved: Vec<String>,
 }
@@ -423,21 +422,6 @@ impl<'a> Points<'a> {
         }
         self.records.push(rec);
         out
-    }
-
-    /// What another process moved in the target's queue during the job's
-    /// runs, in words, where it moved anything.
-    pub fn moved_note(&self) -> Option<String> {
-        let each: Vec<&str> = (self.moved.iter().map(String::as_str))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        Some(format!(
-            "{} of the job's {} runs ran after another process changed the target's queue ({}): they measured the job under other settings than those the study read and names here; study it again while nothing else changes them",
-            self.moved.len(),
-            self.records.len(),
-            (!each.is_empty()).then(|| each.join("; "))?
-        ))
     }
 
     /// Names the last run by the option its variant changed (`numjobs=2`)

@@ -129,7 +129,7 @@ fn a_queue_another_process_moved_during_a_run_is_said_of_that_run() {
         .warnings
         .iter()
         .any(|w| w.starts_with(&moved)));
-    let note = p.moved_note().expect("a note");
+    let note = crate::job::moved_note(&p.moved, p.records.len()).expect("a note");
     assert!(
         note.starts_with(&format!(
             "2 of the job's 2 runs ran after another process changed the target's queue ({moved})"

@@ -701,8 +701,14 @@ pub fn study_job(
         crate::fio_beside::Beside::new(fio.map(|f| f.lasting(RunBudget::new(deadline, run_s))));
     let both = (&mut each as &mut RunFn, &mut host, &mut beside);
     let judge = crate::real::Judge::of(&sections, &inv);
+    let made = variants_files(&sections);
     steps::run_job(&mut doc, &sections, &judge, both, &so.stop, &mut tell);
     drop(host);
+    let removed = made
+        .iter()
+        .filter(|f| ssdready_io::writer::remove_regular(Path::new(f)));
+    doc.notes
+        .extend(removed.map(|f| format!("removed {f}, which a variant of the job made")));
     doc.fio = Some(beside.doc);
     doc.notes.extend(clocked.note());
     doc.notes.extend(hands.finish());
@@ -718,6 +724,15 @@ pub fn study_job(
         host_files,
         compared,
     })
+}
+
+/// The files the job's variants lay out that neither the job as written
+/// nor anything before the study made: the study takes them away.
+fn variants_files(sections: &[Section]) -> Vec<String> {
+    let vs = job::variants(sections);
+    let each: Vec<&[Section]> = vs.iter().map(|v| v.sections.as_slice()).collect();
+    let all = ssdready_diagnosis::limit::job::variant_files(sections, &each);
+    all.into_iter().filter(|f| !Path::new(f).exists()).collect()
 }
 
 /// The limits that can cap the job's I/O: its control groups', the CPUs

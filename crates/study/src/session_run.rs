@@ -505,7 +505,8 @@ fn measure_job(
             false => doc.variants.push(r),
         }
     }
-    doc.notes.extend(points.moved_note());
+    doc.notes
+        .extend(job::moved_note(&points.moved, points.records.len()));
     true
 }
 

@@ -53,25 +53,85 @@ pub fn spec(sections: &[Section], job: usize) -> JobSpec {
     s
 }
 
-/// The path of job `j`'s first file as fio opens it: its first
-/// `filename` (core puts it in `directory`), else the first name fio makes
-/// (`filename_format`, `$jobname.$jobnum.$filenum` by default, for the
-/// first clone and file) in its first `directory`; None for a job of
-/// neither (the built-in drive).
+/// The path of job `j`'s first file as fio opens it ([`files`]); None
+/// for a job of neither `filename` nor `directory` (the built-in drive).
 pub fn first_file(sections: &[Section], j: usize) -> Option<String> {
+    files(sections, j).into_iter().next()
+}
+
+/// The files job `j` opens, as fio names them: its `filename`s (core puts
+/// them in `directory`), else `nrfiles` names for each of its `numjobs`
+/// clones from `filename_format` (`$jobname.$jobnum.$filenum` by
+/// default), clone N in the N-th of several directories; none with
+/// `opendir` (its files are there already) or with neither (the built-in
+/// drive).
+pub fn files(sections: &[Section], j: usize) -> Vec<String> {
     let s = spec(sections, j);
-    if let Some(f) = s.filename.iter().find(|f| !f.is_empty()) {
-        return Some(f.clone());
-    }
-    let dir = s.directory.as_deref()?.split(':').next()?;
+    let named: Vec<String> = s
+        .filename
+        .iter()
+        .filter(|f| !f.is_empty())
+        .cloned()
+        .collect();
+    let dirs = (s
+        .directory
+        .as_deref()
+        .map(ssdready_core::option_values::split_names))
+    .filter(|d| !d.is_empty());
+    let (false, Some(dirs), None) = (!named.is_empty(), dirs, &s.opendir) else {
+        return named;
+    };
     let format = s
         .filename_format
         .as_deref()
         .unwrap_or("$jobname.$jobnum.$filenum");
-    let name = (format.replace("$jobname", &sections.get(j)?.name))
-        .replace("$jobnum", "0")
-        .replace("$filenum", "0");
-    Some(format!("{}/{name}", dir.trim_end_matches('/')))
+    let job = sections.get(j).map_or("", |x| x.name.as_str());
+    let mut out = Vec::new();
+    for clone in 0..s.numjobs.max(1) {
+        let dir = dirs[clone as usize % dirs.len()].trim_end_matches('/');
+        for file in 0..s.nrfiles.max(1) {
+            let name = (format
+                .replace("$jobname", job)
+                .replace("$jobnum", &clone.to_string()))
+            .replace("$filenum", &file.to_string());
+            out.push(format!("{dir}/{name}"));
+        }
+    }
+    out
+}
+
+/// The files the `variants` of a job file lay out that the file as
+/// `written` does not (`numjobs=2`'s second clone's): what a study of it
+/// made, to take away after it.
+pub fn variant_files(written: &[Section], variants: &[&[Section]]) -> Vec<String> {
+    let all = |s: &[Section]| {
+        (0..s.len())
+            .filter(|&j| !s[j].global)
+            .flat_map(|j| files(s, j))
+            .collect::<Vec<_>>()
+    };
+    let own = all(written);
+    let mut out: Vec<String> = variants
+        .iter()
+        .flat_map(|v| all(v))
+        .filter(|f| !own.contains(f))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What another process moved in the target's queue during the job's
+/// runs (`moved`: one reading per run that saw it, `loop0's nr_requests 4
+/// → 128`) of all its `runs`, in words; None where nothing moved.
+pub fn moved_note(moved: &[String], runs: usize) -> Option<String> {
+    let each: std::collections::BTreeSet<&str> = moved.iter().map(String::as_str).collect();
+    let each: Vec<&str> = each.into_iter().collect();
+    Some(format!(
+        "{} of the job's {runs} runs ran after another process changed the target's queue ({}): they measured the job under other settings than those the study read and names here; study it again while nothing else changes them",
+        moved.len(),
+        (!each.is_empty()).then(|| each.join("; "))?
+    ))
 }
 
 /// The phases a run of the file's `sections` takes, each its jobs

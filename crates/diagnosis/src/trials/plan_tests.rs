@@ -588,3 +588,25 @@ fn writeback_throttling_is_tried_only_where_the_job_writes_through_the_page_cach
     let (todo, not) = for_job(&table, &mix("0"), &s);
     assert!(ids(&todo).iter().any(|x| x.starts_with("wbt")), "{not:?}");
 }
+
+#[test]
+fn the_files_a_variant_lays_out_beyond_the_jobs_own_are_named_as_fio_names_them() {
+    use crate::limit::job::{files, first_file, variant_files};
+    let written = job(&[("directory", "/data/a:/data/b"), ("nrfiles", "2")]);
+    let j = 0;
+    assert_eq!(files(&written, j), ["/data/a/db.0.0", "/data/a/db.0.1"]);
+    assert_eq!(first_file(&written, j).as_deref(), Some("/data/a/db.0.0"));
+    // numjobs=2: the second clone in the second directory.
+    let mut twice = written.clone();
+    twice[0].options.push(RawOption::cli("numjobs", Some("2")));
+    assert_eq!(
+        variant_files(&written, &[&twice, &written]),
+        ["/data/b/db.1.0", "/data/b/db.1.1"]
+    );
+    // Named files are the job's own whatever the clones; opendir's are
+    // there already; the built-in drive has none.
+    let named = job(&[("filename", "/data/f"), ("numjobs", "4")]);
+    assert_eq!(files(&named, 0), ["/data/f"]);
+    assert!(files(&job(&[("opendir", "/data")]), 0).is_empty());
+    assert!(files(&job(&[("rw", "read")]), 0).is_empty());
+}
