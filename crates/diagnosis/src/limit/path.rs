@@ -203,7 +203,11 @@ pub fn file_system(sh: &Shared, v: &View) -> Test {
     }
     let reqs = v.disk.and_then(|d| d.ios_per_app_io());
     let bytes = v.disk.and_then(|d| d.bytes_per_app_byte());
-    let amp = [reqs, bytes].into_iter().flatten().reduce(f64::max);
+    // The requests a `max_sectors_kb` below the I/O splits it into are the
+    // block layer's, not the file system's.
+    let split = (sh.caps.request.as_ref()).map_or(1, |c| v.run.workload.bs.div_ceil(c.kib * 1024));
+    let by_fs = reqs.map(|r| r / split.max(1) as f64);
+    let amp = [by_fs, bytes].into_iter().flatten().reduce(f64::max);
     let cost = file_system_cost(sh);
     let by_amp = amp.filter(|a| *a >= FS_AMPLIFICATION);
     let by_cost = cost.filter(|c| *c >= FS_COST_PCT);

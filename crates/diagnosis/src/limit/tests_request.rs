@@ -130,3 +130,25 @@ fn split_requests_under_a_quota_they_use_up_are_the_request_size_after_the_quota
     let s = judge(&t, &streaming(64, 40.0), &request_of(4), true);
     assert!(ruled(&s, Cause::RequestSize).why.contains("CPU to spare"));
 }
+
+#[test]
+fn requests_a_request_size_splits_an_io_into_are_not_the_file_systems() {
+    // fio's examples/fio-seq-read.fio on ext4 over a loop device whose
+    // max_sectors_kb is 16: each 256 KiB read made 16 requests of the
+    // same bytes.
+    let mut t = target(TargetKind::File);
+    t.filesystem = Some("ext4".into());
+    let s = judge(&t, &streaming(16, 95.0), &request_of(16), true);
+    assert_eq!(s.limit, Cause::RequestSize, "{s:?}");
+    assert!(
+        s.also_held.iter().all(|a| a.cause != Cause::FileSystem),
+        "{:?}",
+        s.also_held
+    );
+    // Twice the requests the split explains: the file system's own.
+    let s = judge(&t, &streaming(32, 95.0), &request_of(16), true);
+    let fs = [s.limit]
+        .into_iter()
+        .chain(s.also_held.iter().map(|a| a.cause));
+    assert!(fs.into_iter().any(|c| c == Cause::FileSystem), "{s:?}");
+}
