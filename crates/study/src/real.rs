@@ -27,7 +27,7 @@ use ssdready_diagnosis::levers::Context;
 use ssdready_diagnosis::limit::job::JobFigures;
 use ssdready_diagnosis::limit::point::JudgedFrom;
 use ssdready_emu::kernel::stamps::Summary;
-use ssdready_measured::limits::queue_files::moved;
+use ssdready_measured::limits::parse::moved;
 use ssdready_measured::limits::Inventory;
 use ssdready_measured::record::TargetProfile;
 use ssdready_measured::record::{Machine, RunRecord};

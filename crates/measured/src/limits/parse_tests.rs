@@ -292,3 +292,27 @@ fn a_queue_settings_value_is_its_active_scheduler_or_its_trimmed_text() {
     // Only the scheduler's text is read for brackets.
     assert_eq!(queue_value("write_cache", "[x]\n"), "[x]");
 }
+
+#[test]
+fn a_queue_that_moved_between_two_readings_says_each_file_that_did() {
+    use crate::limits::queue_files::{NOMERGES, NR_REQUESTS, SCHEDULER};
+    let read = |pairs: &[(&str, &str)]| {
+        (pairs.iter())
+            .map(|(f, t)| (f.to_string(), format!("{t}\n")))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let was = read(&[
+        (SCHEDULER, "none [mq-deadline] kyber bfq"),
+        (NR_REQUESTS, "4"),
+        (NOMERGES, "0"),
+    ]);
+    assert_eq!(moved(&was, &was), None);
+    let now = read(&[
+        (SCHEDULER, "[none] mq-deadline kyber bfq"),
+        (NR_REQUESTS, "128"),
+    ]);
+    assert_eq!(
+        moved(&was, &now).as_deref(),
+        Some("nr_requests 4 → 128, scheduler mq-deadline → none")
+    );
+}

@@ -58,52 +58,9 @@ pub const CHANGED: &[&str] = &[
 /// and writeback throttling's target.
 pub const RESET_BY_SCHEDULER: &[&str] = &[NR_REQUESTS, WBT_LAT_USEC];
 
-/// What moved in a device's queue between two readings (file → text):
-/// `nr_requests 4 → 128, scheduler mq-deadline → none`, the scheduler by
-/// its active name; None where nothing did. A file missing from either
-/// reading is no change.
-pub fn moved(
-    was: &std::collections::BTreeMap<String, String>,
-    now: &std::collections::BTreeMap<String, String>,
-) -> Option<String> {
-    let value = |f: &str, t: &str| match f {
-        SCHEDULER => super::parse::active_scheduler(t).unwrap_or_default(),
-        _ => t.trim().to_string(),
-    };
-    let each: Vec<String> = (was.iter())
-        .filter_map(|(f, w)| Some((f, value(f, w), value(f, now.get(f)?))))
-        .filter(|(_, w, n)| w != n)
-        .map(|(f, w, n)| format!("{f} {w} → {n}"))
-        .collect();
-    (!each.is_empty()).then(|| each.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_queue_that_moved_between_two_readings_says_each_file_that_did() {
-        let read = |pairs: &[(&str, &str)]| {
-            (pairs.iter())
-                .map(|(f, t)| (f.to_string(), format!("{t}\n")))
-                .collect::<std::collections::BTreeMap<_, _>>()
-        };
-        let was = read(&[
-            (SCHEDULER, "none [mq-deadline] kyber bfq"),
-            (NR_REQUESTS, "4"),
-            (NOMERGES, "0"),
-        ]);
-        assert_eq!(moved(&was, &was), None);
-        let now = read(&[
-            (SCHEDULER, "[none] mq-deadline kyber bfq"),
-            (NR_REQUESTS, "128"),
-        ]);
-        assert_eq!(
-            moved(&was, &now).as_deref(),
-            Some("nr_requests 4 → 128, scheduler mq-deadline → none")
-        );
-    }
 
     #[test]
     fn every_file_changed_is_a_plain_name_of_the_queue_directory() {
