@@ -49,9 +49,11 @@ pub mod text;
 use crate::levers::Metric;
 use record::log_floor;
 
+pub use crate::lever_values::lift::set_words;
+
 pub use record::{
-    noise_words, set_words, Citation, Contradiction, Gain, Measured, Outcome, Reason, Trial, Turn,
-    Untested, CLEAR_PCT, FULL_PAIRS, MIN_PAIRS, MIN_SPREAD_PCT, SMALL_PCT,
+    noise_words, Citation, Contradiction, Gain, Measured, Outcome, Reason, Trial, Turn, Untested,
+    CLEAR_PCT, FULL_PAIRS, MIN_PAIRS, MIN_SPREAD_PCT, SMALL_PCT,
 };
 
 /// The command that would try an untested change on `target`, for the

@@ -73,6 +73,24 @@ pub(crate) fn without(g: GroupLimit, kept: &[String]) -> String {
     }
 }
 
+/// A set of changes in words, joined by ` + `: a lift that names the
+/// limits it keeps (`without the I/O throttle, the CPU quota kept`, as
+/// [`without`] words it) no longer names one the set lifts too.
+pub fn set_words(all: &[String]) -> String {
+    let lifted = |w: &str| all.iter().any(|c| c.contains(&format!("without {w}")));
+    let each = all.iter().map(|c| {
+        let Some((head, kept)) = c.strip_suffix(" kept").and_then(|c| c.rsplit_once(", ")) else {
+            return c.clone();
+        };
+        let still: Vec<&str> = kept.split(" and ").filter(|w| !lifted(w)).collect();
+        match still.is_empty() {
+            true => head.to_string(),
+            false => format!("{head}, {} kept", still.join(" and ")),
+        }
+    });
+    each.collect::<Vec<_>>().join(" + ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

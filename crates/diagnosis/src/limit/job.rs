@@ -59,42 +59,25 @@ pub fn first_file(sections: &[Section], j: usize) -> Option<String> {
     files(sections, j).into_iter().next()
 }
 
-/// The files job `j` opens, as fio names them: its `filename`s (core puts
-/// them in `directory`), else `nrfiles` names for each of its `numjobs`
-/// clones from `filename_format` (`$jobname.$jobnum.$filenum` by
-/// default), clone N in the N-th of several directories; none with
-/// `opendir` (its files are there already) or with neither (the built-in
-/// drive).
+/// The files job `j` opens, as fio names them (the run's own naming,
+/// `ssdready_workload::fileset::names`): its `filename`s, else `nrfiles`
+/// names for each of its `numjobs` clones from `filename_format` in its
+/// `directory`; none with `opendir` (its files are there already) or with
+/// neither (the built-in drive).
 pub fn files(sections: &[Section], j: usize) -> Vec<String> {
+    use ssdready_workload::fileset::{names, PathInfo};
     let s = spec(sections, j);
-    let named: Vec<String> = s
-        .filename
-        .iter()
-        .filter(|f| !f.is_empty())
-        .cloned()
-        .collect();
-    let dirs = (s
-        .directory
-        .as_deref()
-        .map(ssdready_core::option_values::split_names))
-    .filter(|d| !d.is_empty());
-    let (false, Some(dirs), None) = (!named.is_empty(), dirs, &s.opendir) else {
-        return named;
-    };
-    let format = s
-        .filename_format
-        .as_deref()
-        .unwrap_or("$jobname.$jobnum.$filenum");
-    let job = sections.get(j).map_or("", |x| x.name.as_str());
-    let mut out = Vec::new();
+    let named = s.filename.iter().any(|f| !f.is_empty());
+    if !named && (s.directory.is_none() || s.opendir.is_some()) {
+        return Vec::new();
+    }
+    let (info, list) = (|_: &str| PathInfo::default(), |_: &str| Ok(Vec::new()));
+    let mut out: Vec<String> = Vec::new();
     for clone in 0..s.numjobs.max(1) {
-        let dir = dirs[clone as usize % dirs.len()].trim_end_matches('/');
-        for file in 0..s.nrfiles.max(1) {
-            let name = (format
-                .replace("$jobname", job)
-                .replace("$jobnum", &clone.to_string()))
-            .replace("$filenum", &file.to_string());
-            out.push(format!("{dir}/{name}"));
+        for f in names(&s, clone, &info, &list).unwrap_or_default() {
+            if !f.is_empty() && !out.contains(&f) {
+                out.push(f);
+            }
         }
     }
     out

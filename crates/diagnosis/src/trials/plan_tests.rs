@@ -608,5 +608,8 @@ fn the_files_a_variant_lays_out_beyond_the_jobs_own_are_named_as_fio_names_them(
     let named = job(&[("filename", "/data/f"), ("numjobs", "4")]);
     assert_eq!(files(&named, 0), ["/data/f"]);
     assert!(files(&job(&[("opendir", "/data")]), 0).is_empty());
+    // `name=` renames the job, and its files with it (kubestr's spelling).
+    let renamed = job(&[("name", "read_iops"), ("directory", "/data")]);
+    assert_eq!(files(&renamed, 0), ["/data/read_iops.0.0"]);
     assert!(files(&job(&[("rw", "read")]), 0).is_empty());
 }

@@ -554,29 +554,11 @@ impl Combination {
         let each: Vec<String> = (self.members_of(&self.kept))
             .map(|m| m.change.clone())
             .collect();
-        set_words(&each)
+        crate::lever_values::lift::set_words(&each)
     }
 
     /// The kept configuration's gain on what it is judged on.
     pub fn kept_gain(&self) -> Option<&Gain> {
         self.kept.gain(self.measure)
     }
-}
-
-/// A set of changes in words, joined by ` + `: a lift that names the
-/// limits it keeps (`without the I/O throttle, the CPU quota kept`) no
-/// longer names one the set lifts too.
-pub fn set_words(all: &[String]) -> String {
-    let lifted = |w: &str| all.iter().any(|c| c.contains(&format!("without {w}")));
-    let each = all.iter().map(|c| {
-        let Some((head, kept)) = c.strip_suffix(" kept").and_then(|c| c.rsplit_once(", ")) else {
-            return c.clone();
-        };
-        let still: Vec<&str> = kept.split(" and ").filter(|w| !lifted(w)).collect();
-        match still.is_empty() {
-            true => head.to_string(),
-            false => format!("{head}, {} kept", still.join(" and ")),
-        }
-    });
-    each.collect::<Vec<_>>().join(" + ")
 }

@@ -74,18 +74,14 @@ pub fn active_scheduler(text: &str) -> Option<String> {
 
 /// What moved in a device's queue between two readings (file → text):
 /// `nr_requests 4 → 128, scheduler mq-deadline → none`, the scheduler by
-/// its active name; None where nothing did. A file missing from either
+/// its active name ([`queue_value`]); None where nothing did. A file missing from either
 /// reading is no change.
 pub fn moved(
     was: &std::collections::BTreeMap<String, String>,
     now: &std::collections::BTreeMap<String, String>,
 ) -> Option<String> {
-    let value = |f: &str, t: &str| match f {
-        super::queue_files::SCHEDULER => active_scheduler(t).unwrap_or_default(),
-        _ => t.trim().to_string(),
-    };
     let each: Vec<String> = (was.iter())
-        .filter_map(|(f, w)| Some((f, value(f, w), value(f, now.get(f)?))))
+        .filter_map(|(f, w)| Some((f, queue_value(f, w), queue_value(f, now.get(f)?))))
         .filter(|(_, w, n)| w != n)
         .map(|(f, w, n)| format!("{f} {w} → {n}"))
         .collect();
