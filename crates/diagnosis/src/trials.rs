@@ -208,6 +208,30 @@ pub fn result_words(t: &Trial) -> String {
     }
 }
 
+/// What a change gave each direction of a job that both reads and
+/// writes (a mix, or phases of each), over its turns:
+/// `reads +150.3 % (pairs +140.1 … +160.2 %), writes +0.4 % (pairs -1.2 … +2.0 %)`,
+/// each the mean of the pairs' changes and their range. None where a
+/// run lacks either direction (a job of one direction, a document of an
+/// older build).
+pub fn direction_words(turns: &[Turn]) -> Option<String> {
+    let pcts = |d: usize| -> Option<Vec<f64>> {
+        let each = turns.iter().map(|t| {
+            let (b, c) = (t.baseline.directions?[d], t.change.directions?[d]);
+            (b > 0.0).then(|| 100.0 * (c / b - 1.0))
+        });
+        each.collect::<Option<Vec<f64>>>().filter(|p| !p.is_empty())
+    };
+    let each = [("reads", pcts(0)?), ("writes", pcts(1)?)];
+    let words = each.iter().map(|(name, p)| {
+        let mean = p.iter().sum::<f64>() / p.len() as f64;
+        let lo = p.iter().copied().fold(f64::MAX, f64::min);
+        let hi = p.iter().copied().fold(f64::MIN, f64::max);
+        format!("{name} {mean:+.1} % (pairs {lo:+.1} … {hi:+.1} %)")
+    });
+    Some(words.collect::<Vec<_>>().join(", "))
+}
+
 #[cfg(test)]
 #[path = "trials_tests.rs"]
 mod tests;

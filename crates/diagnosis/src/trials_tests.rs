@@ -20,6 +20,7 @@ fn m(iops: f64, p99_us: f64) -> Measured {
         lat_mean_ns: 1e9 / iops,
         lat_p99_ns: p99_us * 1000.0,
         cpu_ns_per_io: Some(3000.0),
+        directions: None,
     }
 }
 
@@ -975,4 +976,31 @@ fn a_set_of_lifts_names_no_limit_as_kept_that_it_lifts_too() {
     // Alone, a lift still says what it keeps; other changes are as they are.
     let alone = crate::trials::set_words(&[throttle.into(), "scheduler none → mq-deadline".into()]);
     assert_eq!(alone, format!("{throttle} + scheduler none → mq-deadline"));
+}
+
+#[test]
+fn a_change_of_a_job_that_reads_and_writes_is_said_per_direction() {
+    // A quota lifted where it held the reads, a throttle the writes: the
+    // reads gain 150 %, the writes nothing, the total in between.
+    let run = |r: f64, w: f64| Measured {
+        directions: Some([r, w]),
+        ..m(r + w, 100.0)
+    };
+    let turns: Vec<Turn> = [(16e3, 8e3, 40e3, 8.1e3), (18e3, 8e3, 45e3, 7.9e3)]
+        .iter()
+        .map(|&(br, bw, cr, cw)| Turn {
+            baseline: run(br, bw),
+            change: run(cr, cw),
+        })
+        .collect();
+    let words = direction_words(&turns).expect("both directions in every run");
+    assert_eq!(
+        words,
+        "reads +150.0 % (pairs +150.0 … +150.0 %), writes +0.0 % (pairs -1.2 … +1.2 %)"
+    );
+    // One run without its directions (an older document): no words.
+    let mut old = turns.clone();
+    old[1].change.directions = None;
+    assert_eq!(direction_words(&old), None);
+    assert_eq!(direction_words(&[]), None);
 }

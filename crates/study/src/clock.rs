@@ -254,10 +254,11 @@ pub const NOT_RUN: &str = "not run:";
 /// A budget kept run by run: no run starts that would end past its end,
 /// a run taking what the first was said to take, or the longest so far.
 /// The study's runs of a job and fio's beside them each keep one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RunBudget {
     end: std::time::Instant,
-    longest_s: std::cell::Cell<f64>,
+    /// The longest run so far, shared by every clone.
+    longest_s: std::rc::Rc<std::cell::Cell<f64>>,
 }
 
 impl RunBudget {
@@ -265,17 +266,23 @@ impl RunBudget {
     pub fn new(end: std::time::Instant, run_s: f64) -> RunBudget {
         RunBudget {
             end,
-            longest_s: std::cell::Cell::new(run_s),
+            longest_s: std::rc::Rc::new(std::cell::Cell::new(run_s)),
         }
+    }
+
+    fn left_s(&self) -> f64 {
+        let now = std::time::Instant::now();
+        self.end.saturating_duration_since(now).as_secs_f64()
+    }
+
+    /// Whether `runs` more runs fit before the end.
+    pub fn fits(&self, runs: usize) -> bool {
+        self.left_s() >= runs as f64 * self.longest_s.get()
     }
 
     /// Whether the next run fits: why not, in words.
     pub fn allows(&self) -> Result<(), String> {
-        let left = self
-            .end
-            .saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64();
-        let run_s = self.longest_s.get();
+        let (left, run_s) = (self.left_s(), self.longest_s.get());
         match left < run_s {
             true => Err(format!(
                 "{NOT_RUN} {left:.0} s of the budget left, a run takes {run_s:.0} s"

@@ -248,7 +248,7 @@ pub fn job_text(doc: &JobDoc) -> String {
     }
     s.push_str(&as_written_words(doc));
     s.push_str(&changes_words(doc));
-    s.push_str(&fio_words(doc.fio.as_ref()));
+    s.push_str(&doc.fio.as_ref().map_or(String::new(), |f| f.words()));
     s.push_str(&holds_words(doc));
     s
 }
@@ -385,25 +385,6 @@ fn holds_words(doc: &JobDoc) -> String {
         s.push_str(&format!("note: {n}\n"));
     }
 
-    s
-}
-
-/// fio beside the study, in words: its lines, and why it stopped or did
-/// not run.
-fn fio_words(f: Option<&ssdready_diagnosis::limit::job::fio::FioBeside>) -> String {
-    let Some(f) = f else {
-        return String::new();
-    };
-    let mut s = String::new();
-    if !f.lines.is_empty() {
-        s.push_str("fio beside the study (the same job files, run by fio):\n");
-    }
-    for l in &f.lines {
-        s.push_str(&format!("  {l}\n"));
-    }
-    if let Some(e) = &f.error {
-        s.push_str(&format!("fio beside the study: {e}\n"));
-    }
     s
 }
 

@@ -695,6 +695,7 @@ pub fn study_job(
         budget_s,
         refused: Cell::new(0),
     };
+    host.host.budget = Some(clocked.budget.clone());
     let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
     let mut beside =

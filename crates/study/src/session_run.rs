@@ -341,7 +341,11 @@ impl<'a> HostPlan<'a> {
         let table = ssdready_diagnosis::levers::shipped();
         let (planned, untested) = crate::trials::on_job::for_job(&table, sections, &setting);
         HostPlan {
-            host: Host { setting, hands },
+            host: Host {
+                setting,
+                hands,
+                budget: None,
+            },
             planned,
             untested,
         }
@@ -397,6 +401,7 @@ pub fn run_job(
             planned.extend(more);
             untested.extend(not);
         }
+        ssdready_diagnosis::trials::plan::named_first(&mut planned, &doc.held);
         let own = by_bandwidth(doc, sections);
         for p in &mut planned {
             p.lever.measure = p.lever.measure.on_job(own);

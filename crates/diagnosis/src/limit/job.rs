@@ -349,7 +349,8 @@ impl RunFigures {
     }
 
     /// The run's figures as a trial compares them: both directions'
-    /// rates, the I/Os' mean latency, the worse direction's p99.
+    /// rates, the I/Os' mean latency, the worse direction's p99, and each
+    /// direction's IOPS where the run did both.
     pub fn measured(&self) -> crate::trials::Measured {
         let dirs: Vec<&Dir> = [&self.together.read, &self.together.write]
             .into_iter()
@@ -362,6 +363,10 @@ impl RunFigures {
             lat_mean_ns: dirs.iter().map(|d| d.lat_mean_ns * d.iops).sum::<f64>() / iops.max(1e-9),
             lat_p99_ns: dirs.iter().filter_map(|d| d.lat_p99_ns).max().unwrap_or(0) as f64,
             cpu_ns_per_io: None,
+            directions: match (&self.together.read, &self.together.write) {
+                (Some(r), Some(w)) if r.iops > 0.0 && w.iops > 0.0 => Some([r.iops, w.iops]),
+                _ => None,
+            },
         }
     }
 

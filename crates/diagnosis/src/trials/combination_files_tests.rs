@@ -15,6 +15,7 @@ fn turns(ratio: f64) -> Vec<Turn> {
         lat_mean_ns: 32e9 / iops,
         lat_p99_ns: 64e9 / iops,
         cpu_ns_per_io: None,
+        directions: None,
     };
     (0..3)
         .map(|i| Turn {

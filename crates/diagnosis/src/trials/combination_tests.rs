@@ -15,6 +15,7 @@ fn run(iops: f64) -> Measured {
         lat_mean_ns: 32e9 / iops,
         lat_p99_ns: 64e9 / iops,
         cpu_ns_per_io: None,
+        directions: None,
     }
 }
 

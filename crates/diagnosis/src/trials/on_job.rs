@@ -88,6 +88,9 @@ pub fn words(s: &HostSection) -> String {
             _ => format!("{}, {}", trials::result_words(t), trials::noise_words(t)),
         };
         out.push_str(&format!("  {}: {result}\n", t.change()));
+        if let Some(d) = trials::direction_words(&t.turns) {
+            out.push_str(&format!("    each direction: {d}\n"));
+        }
         if let Some(m) = &t.moved {
             out.push_str(&format!(
                 "    it also moved {m}, as the kernel does wherever the change is made: the gain is the change's with it\n"

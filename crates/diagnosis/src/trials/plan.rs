@@ -523,6 +523,26 @@ pub fn for_job(
     (todo, not)
 }
 
+/// The job's changes in the order they are tried once its judgement has
+/// named what holds it (`held`: each job's and direction's answer, with
+/// what else held it): those of a limit it names first (`pointed`), then
+/// those tried behind them, then the rest, each in the table's order.
+pub fn named_first(planned: &mut [Planned], held: &[crate::limit::point::Held]) {
+    let named = |c: &Cause| {
+        let also =
+            |h: &crate::limit::point::Held| h.saturation.also_held.iter().any(|a| a.cause == *c);
+        held.iter().any(|h| h.saturation.limit == *c || also(h))
+    };
+    for p in planned.iter_mut() {
+        p.pointed = p.lever.causes.iter().any(named);
+    }
+    planned.sort_by_key(|p| match (p.behind.is_some(), p.pointed) {
+        (false, true) => 0,
+        (true, _) => 1,
+        (false, false) => 2,
+    });
+}
+
 /// The levers of the job's own options that are no workload of the job's
 /// (the I/O's threads ahead of other work, or each on a CPU of its own:
 /// [`crate::levers::LeverKind::on_job_where_named`]) whose cause is the

@@ -613,3 +613,66 @@ fn the_files_a_variant_lays_out_beyond_the_jobs_own_are_named_as_fio_names_them(
     assert_eq!(files(&renamed, 0), ["/data/read_iops.0.0"]);
     assert!(files(&job(&[("rw", "read")]), 0).is_empty());
 }
+
+#[test]
+fn the_changes_of_the_limits_the_judgement_names_are_tried_first_then_those_behind_them() {
+    use crate::limit::point::Held;
+    use crate::limit::{AlsoHeld, Saturation};
+    let table = shipped();
+    let of = |id: &str, behind: bool| Planned {
+        lever: table.iter().find(|l| l.id == id).unwrap().clone(),
+        point: Point::default(),
+        candidates: vec![],
+        pointed: false,
+        estimate: None,
+        held: false,
+        behind: behind.then(|| ("cpu-quota".into(), "hidden".into())),
+    };
+    // The table's order, as the job's plan makes it.
+    let mut p = vec![
+        of("scheduler", false),
+        of("nomerges", false),
+        of("cpuset", true),
+        of("io-throttle", false),
+        of("cpu-quota", false),
+        of("cpu-idle", false),
+    ];
+    // The reads held by the quota; the writes by the throttle, the quota
+    // also holding them.
+    let held = |limit: Cause, also: &[Cause]| Held {
+        saturation: Saturation {
+            limit,
+            also_held: also
+                .iter()
+                .map(|&cause| AlsoHeld {
+                    cause,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let judged = [
+        held(Cause::CpuQuota, &[]),
+        held(Cause::IoThrottle, &[Cause::CpuQuota]),
+    ];
+    named_first(&mut p, &judged);
+    let order: Vec<&str> = p.iter().map(|x| x.lever.id.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "io-throttle",
+            "cpu-quota",
+            "cpuset",
+            "scheduler",
+            "nomerges",
+            "cpu-idle"
+        ]
+    );
+    assert!(p[0].pointed && p[1].pointed && !p[3].pointed);
+    // An also-held cause alone points at its lever too.
+    let mut q = vec![of("nomerges", false), of("cpu-quota", false)];
+    named_first(&mut q, &[held(Cause::IoThrottle, &[Cause::CpuQuota])]);
+    assert_eq!(q[0].lever.id, "cpu-quota");
+}

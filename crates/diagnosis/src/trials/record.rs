@@ -110,6 +110,10 @@ pub struct Measured {
     /// process's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns_per_io: Option<f64>,
+    /// The reads' and the writes' IOPS, where a job's run did both (a
+    /// mix, or phases of each): what a change gave each direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directions: Option<[f64; 2]>,
 }
 
 impl Measured {
@@ -124,6 +128,7 @@ impl Measured {
                 x if x > 0.0 => x,
                 _ => c.process_ns_per_io,
             }),
+            directions: None,
         }
     }
 

@@ -267,6 +267,7 @@ mod tests {
             lat_mean_ns: 32e9 / iops,
             lat_p99_ns: 64e9 / iops,
             cpu_ns_per_io: None,
+            directions: None,
         };
         (0..3)
             .map(|i| Turn {
@@ -344,6 +345,7 @@ mod tests {
             lat_mean_ns: 1e9 / iops,
             lat_p99_ns: 2e5,
             cpu_ns_per_io: None,
+            directions: None,
         };
         let mut t = Trial {
             lever: "engine".into(),

@@ -351,7 +351,7 @@ impl turns::Bench for Device<'_, '_> {
     fn stopped(&self) -> bool {
         self.x.runner.stopped()
     }
-    fn pairs(&self) -> usize {
+    fn pairs(&self, _: &Self::Item) -> usize {
         self.clock.pairs()
     }
     fn untested(&self, (p, c, _): &Self::Item, reason: Reason, why: String) -> Untested {

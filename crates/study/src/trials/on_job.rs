@@ -33,6 +33,8 @@ pub use ssdready_diagnosis::trials::plan::{for_job, job_point, Planned, Setting}
 pub struct Host<'a> {
     pub setting: Setting,
     pub hands: &'a mut dyn Hands,
+    /// The runs' budget, where the study has one.
+    pub budget: Option<crate::clock::RunBudget>,
 }
 
 /// The setting of the job's levers on this host: the devices under its
@@ -171,9 +173,13 @@ impl turns::Bench for OnJob<'_, '_, '_> {
     fn stopped(&self) -> bool {
         self.stop.load(Relaxed)
     }
-    /// The job's runs are long: every trial takes the least pairs.
-    fn pairs(&self) -> usize {
-        trials::MIN_PAIRS
+    /// The least pairs (the job's runs are long); past the named limits'
+    /// changes, only where the best configuration's turns still fit after.
+    fn pairs(&self, p: &Planned) -> usize {
+        let keep = 2 * (trials::MIN_PAIRS + ssdready_diagnosis::limit::job::best::PAIRS);
+        let first = p.pointed || p.behind.is_some();
+        let fits = self.host.budget.as_ref().is_none_or(|b| b.fits(keep));
+        usize::from(first || fits) * trials::MIN_PAIRS
     }
     fn untested(&self, p: &Planned, reason: Reason, why: String) -> Untested {
         let l = (p.lever.id.as_str(), p.lever.what.as_str());

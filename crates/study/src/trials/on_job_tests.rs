@@ -149,6 +149,7 @@ fn each_change_runs_in_turns_against_the_job_and_is_put_back_after_each_run() {
     let mut host = Host {
         setting: setting(),
         hands: &mut hands,
+        budget: None,
     };
     let mut run = run_with(log.clone());
     let stop = Arc::new(AtomicBool::new(false));
@@ -246,6 +247,7 @@ fn a_change_that_cannot_be_put_back_stops_the_trials() {
     let mut host = Host {
         setting: setting(),
         hands: &mut hands,
+        budget: None,
     };
     let mut run = run_with(log.clone());
     let stop = Arc::new(AtomicBool::new(false));
@@ -282,6 +284,7 @@ fn the_changes_that_helped_are_made_together_the_scheduler_first_and_put_back_in
     let mut host = Host {
         setting: setting(),
         hands: &mut hands,
+        budget: None,
     };
     let trial = |lever: &str, to: &str, kind: Kind| Trial {
         lever: lever.into(),
@@ -348,6 +351,7 @@ fn a_queue_file_added_as_a_table_row_alone_is_tried_on_the_job_and_put_back() {
     let mut host = Host {
         setting,
         hands: &mut hands,
+        budget: None,
     };
     let mut run = run_with(log.clone());
     let stop = Arc::new(AtomicBool::new(false));
@@ -483,6 +487,7 @@ fn tried_with(setting: Setting, planned: Vec<Planned>, log: &Log, run: &mut RunF
     let mut host = Host {
         setting,
         hands: &mut hands,
+        budget: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     super::run(
@@ -619,4 +624,52 @@ fn a_change_that_moved_a_setting_the_kernel_would_not_take_back_is_credited_with
         )),
         "{text}"
     );
+}
+
+#[test]
+fn past_the_named_limits_a_change_is_tried_only_where_the_best_configurations_turns_still_fit() {
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    // A budget already spent: nothing fits in it but what must be tried.
+    let spent = crate::clock::RunBudget::new(std::time::Instant::now(), 1.0);
+    let mut host = Host {
+        setting: setting(),
+        hands: &mut hands,
+        budget: Some(spent),
+    };
+    let named = Planned {
+        pointed: true,
+        ..planned("nr-requests", "64")
+    };
+    let mut run = run_with(log.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![named, planned("nomerges", "2")],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    let tried: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(tried, ["nr-requests"], "{s:?}");
+    assert_eq!(s.untested.len(), 1, "{s:?}");
+    assert_eq!(s.untested[0].reason, Reason::NoTime);
+    // With time enough, both are tried.
+    let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    host.budget = Some(crate::clock::RunBudget::new(later, 1.0));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![planned("nomerges", "2")],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    assert_eq!(s.trials.len(), 1, "{s:?}");
 }

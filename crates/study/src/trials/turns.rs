@@ -21,8 +21,8 @@ pub(crate) trait Bench {
     type Item;
     /// Whether the study was asked to stop.
     fn stopped(&self) -> bool;
-    /// The pairs the next trial may take (none: no time left for them).
-    fn pairs(&self) -> usize;
+    /// The pairs `item`'s trial may take (none: no time left for them).
+    fn pairs(&self, item: &Self::Item) -> usize;
     /// `item` not tried, for `reason`, said as `why`.
     fn untested(&self, item: &Self::Item, reason: Reason, why: String) -> Untested;
     /// `item` tried in `pairs` turns, after the trials `done` so far. The
@@ -43,7 +43,7 @@ pub(crate) fn each<B: Bench>(
 ) -> Option<String> {
     let mut fatal: Option<String> = None;
     for item in items {
-        let pairs = bench.pairs();
+        let pairs = bench.pairs(item);
         let why = match (&fatal, bench.stopped()) {
             (Some(e), _) => Some((Reason::Unavailable, format!("the trials stopped: {e}"))),
             (None, true) => Some((Reason::Stopped, "the study was stopped first".into())),

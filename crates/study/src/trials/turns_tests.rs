@@ -17,7 +17,7 @@ impl Bench for Numbers {
     fn stopped(&self) -> bool {
         self.stop_after.is_some_and(|n| self.tried.len() >= n)
     }
-    fn pairs(&self) -> usize {
+    fn pairs(&self, _: &Self::Item) -> usize {
         self.pairs
     }
     fn untested(&self, item: &u32, reason: Reason, why: String) -> Untested {

@@ -321,6 +321,8 @@ pub fn words(b: &Best) -> String {
         .instead_of
         .as_ref()
         .map_or(String::new(), |w| format!("; {w}"));
+    let dirs = crate::trials::direction_words(&b.turns)
+        .map_or(String::new(), |d| format!("; each direction: {d}"));
     let how = match b.changes().len() {
         1 => "alone",
         _ => "together",
@@ -332,7 +334,7 @@ pub fn words(b: &Best) -> String {
         false => "no configuration beat the job as written beyond the noise; the best tried:",
     };
     format!(
-        "{lead} {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{fio}{asks}{instead}",
+        "{lead} {} {how}, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}{dirs}{fio}{asks}{instead}",
         b.set_words(),
         b.pairs_pct.len()
     )

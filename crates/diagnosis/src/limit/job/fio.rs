@@ -57,6 +57,27 @@ pub struct FioBeside {
     pub error: Option<String>,
 }
 
+impl FioBeside {
+    /// In words: its lines, and why it stopped or did not run.
+    pub fn words(&self) -> String {
+        let mut s = String::new();
+        if !self.lines.is_empty() {
+            s.push_str("fio beside the study (the same job files, run by fio):\n");
+        }
+        for l in &self.lines {
+            s.push_str(&format!("  {l}\n"));
+        }
+        match (&self.error, self.lines.is_empty()) {
+            (Some(e), true) => s.push_str(&format!("fio beside the study: {e}\n")),
+            (Some(e), false) => s.push_str(&format!(
+                "  then it stopped, its later checks not made: {e}\n"
+            )),
+            (None, _) => {}
+        }
+        s
+    }
+}
+
 /// The host's change that gained most, as fio's A/B turns measured it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostByFio {
@@ -199,12 +220,12 @@ pub fn as_written_line(
     let why = match (quota, sessions, same_cpu(median, study_cpu_ns, fio)) {
         (Some(q), _, _) => format!(
             ": the job runs under {q}, where the rate follows each engine's CPU per I/O{}",
-            cpu_words(fio.cpu_per_io_ns, study_cpu_ns)
+            cpu_words(fio.cpu_per_io_ns, study_cpu_ns, (apart, noise))
         ),
         (None, Some(others), _) => sessions_words(others),
         (None, None, Some(both)) => format!(
             ": both engines kept the same CPU busy ({both}), each at its own cost per I/O, so their rates part as their CPU per I/O does{}",
-            cpu_words(fio.cpu_per_io_ns, study_cpu_ns)
+            cpu_words(fio.cpu_per_io_ns, study_cpu_ns, (apart, noise))
         ),
         (None, None, None) => {
             ": ssdready's engine and fio's differ on this job (cause not identified)".into()
@@ -282,15 +303,25 @@ fn same_cpu(median: f64, study_ns: Option<f64>, fio: &RunFigures) -> Option<Stri
 /// Each engine's CPU per I/O where both are known, in words: the
 /// evidence that under a CPU quota the engines part (`; fio's threads
 /// spent 4.80 µs of CPU per I/O, the study's 3.21 µs`).
-fn cpu_words(fio_ns: Option<f64>, study_ns: Option<f64>) -> String {
-    match (fio_ns, study_ns) {
-        (Some(f), Some(s)) => format!(
-            "; fio's threads spent {:.2} µs of CPU per I/O, the study's {:.2} µs",
-            f / 1e3,
-            s / 1e3
+/// The two engines' CPU per I/O, and how much of the rates' gap
+/// (`apart`, percent, against the `noise`) the ratio of the two explains:
+/// the rest, beyond the noise, is said as not identified.
+fn cpu_words(fio_ns: Option<f64>, study_ns: Option<f64>, (apart, noise): (f64, f64)) -> String {
+    let (Some(f), Some(s)) = (fio_ns, study_ns) else {
+        return String::new();
+    };
+    let explains = 100.0 * (f / s.max(1e-9) - 1.0);
+    let rest = match (apart - explains).abs() > noise {
+        true => format!(
+            ": by that the rates would part by {explains:+.1} %, not the {apart:+.1} % measured; the difference is not identified"
         ),
-        _ => String::new(),
-    }
+        false => String::new(),
+    };
+    format!(
+        "; fio's threads spent {:.2} µs of CPU per I/O, the study's {:.2} µs{rest}",
+        f / 1e3,
+        s / 1e3
+    )
 }
 
 /// A mechanic's gain by the study against fio's A/B of it: the line.

@@ -131,6 +131,24 @@ fn the_job_as_written_agrees_with_fio_within_the_noise_and_says_so_beyond_it() {
         line.contains("fio's threads spent 4.80 µs of CPU per I/O, the study's 3.21 µs"),
         "{line}"
     );
+    // A ratio of the two that is not the rates' is said so: 4.80 / 3.21
+    // would part them by +49.5 %, they part by +33.7 %.
+    assert!(
+        line.contains(
+            "would part by +49.5 %, not the +33.7 % measured; the difference is not identified"
+        ),
+        "{line}"
+    );
+    let (line, _) = as_written_line(
+        (91_000.0, 3.0),
+        (&fio, Some(3_690.0)),
+        "fio-3.33",
+        (Some(q), None),
+    );
+    assert!(
+        line.contains("the study's 3.69 µs") && !line.contains("not identified"),
+        "{line}"
+    );
     // Without a quota, both engines keeping the same CPU busy is the
     // evidence: the rates part as the CPU per I/O does.
     let bound = RunFigures {
