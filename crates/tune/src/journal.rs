@@ -40,6 +40,17 @@ pub struct Setting {
     pub also: Vec<Also>,
 }
 
+impl Setting {
+    /// Whether putting it back is a scheduler switch's to do: an earlier
+    /// change of its device's scheduler (in `earlier`, undone after it)
+    /// puts this attribute back to its value before that switch. Written
+    /// first, it would only show the value the switch had reset it to.
+    pub fn put_back_by_switch(&self, earlier: &[Setting]) -> bool {
+        let resets = |e: &Setting| e.also.iter().any(|a| a.attr == self.attr);
+        (earlier.iter()).any(|e| e.device == self.device && resets(e))
+    }
+}
+
 /// A setting the kernel resets along with another, as it was before.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Also {

@@ -174,6 +174,9 @@ pub(crate) fn undo_journal(j: &mut Journal, sysfs: &Path, move_back: Option<u32>
         if !crate::sysfs::plain_attr(&s.attr) || !crate::sysfs::plain_name(&s.device) {
             continue;
         }
+        if s.put_back_by_switch(&j.settings) {
+            continue;
+        }
         let r = crate::sysfs::undo(sysfs, &s);
         if matches!(r, Restored::Failed { .. }) {
             kept.push(s);

@@ -416,6 +416,9 @@ impl Tuner {
         let mut out = Vec::new();
         let mut kept = Vec::new();
         while let Some(s) = self.journal.settings.pop() {
+            if s.put_back_by_switch(&self.journal.settings) {
+                continue;
+            }
             let r = sysfs::undo(&self.sysfs, &s);
             if matches!(r, Restored::Failed { .. }) {
                 kept.push(s);

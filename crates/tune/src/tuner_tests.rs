@@ -515,3 +515,44 @@ fn a_change_without_the_devices_lock_panics_before_its_write_and_all_is_put_back
     assert_eq!(f.read("loop0", "nr_requests"), "128");
     assert!(f.journals().is_empty());
 }
+
+#[test]
+fn a_depth_set_after_a_switch_is_put_back_by_the_switch_alone_at_the_end() {
+    // The scheduler switched (nr_requests 4 as planted, reset to 128 by
+    // the kernel), then the depth written back to 4 for the trial's run.
+    let journaled = |f: &Fake| {
+        f.write("loop0", "nr_requests", "4\n");
+        let mut t = f.tuner();
+        t.set("loop0", "scheduler", "none").unwrap();
+        f.write("loop0", "nr_requests", "128\n");
+        t.set("loop0", "nr_requests", "4").unwrap();
+        assert_eq!(t.changed().len(), 2);
+        t
+    };
+    let f = Fake::new();
+    // (This fake kernel resets nothing on the switch back: the depth
+    // reads 4 already, and the line says only the scheduler.)
+    let r = journaled(&f).restore_all();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        r[0].to_string(),
+        "put back /sys/block/loop0/queue/scheduler to mq-deadline"
+    );
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert_eq!(f.read("loop0", "nr_requests"), "4");
+    assert!(f.journals().is_empty());
+    // The same journal left by a process that was killed: one line too.
+    let f = Fake::new();
+    let t = journaled(&f);
+    let mut j = Journal::load(t.journal_path()).unwrap().unwrap();
+    j.owner.pid = NO_PID;
+    j.save(t.journal_path()).unwrap();
+    std::mem::forget(t);
+    let r = recover_at(&f.sys(), &f.dir());
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(
+        r[0].to_string().contains("scheduler to mq-deadline"),
+        "{r:?}"
+    );
+    assert_eq!(f.read("loop0", "nr_requests"), "4");
+}

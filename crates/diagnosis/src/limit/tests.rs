@@ -426,6 +426,33 @@ fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
 }
 
 #[test]
+fn late_reaps_behind_a_full_small_queue_are_the_queues_not_the_completions() {
+    // nr_requests = 4 under QD 32: the thread sleeps for each free
+    // request, and 95 % of each I/O's latency is after its completion.
+    let caps = queue_of(4, "loop3");
+    let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
+    let mut inst = r.clone();
+    inst.id = "qd-32-profiled".into();
+    inst.sweep = "instrumented".into();
+    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
+        parts: vec![("completion to the app".into(), 500e3, 95.0)],
+        joined_pct: Some(99.0),
+        ..Default::default()
+    });
+    let t = target(TargetKind::RamDevice);
+    let mut f = figures(&r, true);
+    f.knee_qd = Some(4);
+    let s = classify(&t, &[r, inst], &f, &machine(), &caps);
+    assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
+    assert!(
+        s.also_held.iter().all(|a| a.cause != Cause::Completions),
+        "{s:?}"
+    );
+    let c = ruled(&s, Cause::Completions);
+    assert!(c.why.contains("sleeps for a free request"), "{}", c.why);
+}
+
+#[test]
 fn a_file_system_that_reads_four_times_per_read_is_named_from_the_device_counters() {
     let mut t = target(TargetKind::File);
     t.filesystem = Some("ext4".into());
