@@ -111,8 +111,13 @@ fn ready(args: &RunRequest, clock: Clock, obs: &mut dyn RunObserver) -> Result<R
         obs.note(&n);
     }
     crate::layout::ready(&jobs, args.readonly, &args.stop, obs)?;
+    // The extent maps serve only the latency split's join.
+    let jobs = match args.decompose {
+        Some(true) => crate::layout::map_file_sectors(jobs),
+        _ => jobs,
+    };
     Ok(Ready {
-        jobs: crate::layout::map_file_sectors(jobs),
+        jobs,
         phases,
         groups,
         emu_devices,

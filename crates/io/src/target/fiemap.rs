@@ -2,6 +2,12 @@
 //! extent map (ext4, XFS, btrfs, f2fs, …), so that an I/O to a file can be
 //! joined with the block layer's record of it, which names device sectors.
 //!
+//! The map is read as the file stands, without `FIEMAP_FLAG_SYNC`: that
+//! flag writes the file's dirty pages back first, from the caller's
+//! context (under its cgroup's write throttle, a buffered job's run then
+//! waited half a minute before its first I/O, which fio never does), and
+//! changes the page cache the job then runs against.
+//!
 //! Only plain written extents are kept: delayed-allocation, unwritten
 //! (preallocated, read as zeros without touching the device), inline,
 //! encoded or unaligned extents have no sector an I/O would reach as is.
@@ -18,7 +24,6 @@ pub struct Extent {
 }
 
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B; // _IOWR('f', 11, struct fiemap)
-const FIEMAP_FLAG_SYNC: u32 = 1;
 const EXTENT_LAST: u32 = 0x1;
 /// UNKNOWN | DELALLOC | ENCODED | DATA_ENCRYPTED | NOT_ALIGNED | DATA_INLINE
 /// | DATA_TAIL | UNWRITTEN.
@@ -36,7 +41,7 @@ pub fn extents(file: &std::fs::File) -> std::io::Result<Vec<Extent>> {
         let mut buf = vec![0u64; HEADER_WORDS + BATCH * EXTENT_WORDS];
         buf[0] = start;
         buf[1] = u64::MAX - start;
-        buf[2] = FIEMAP_FLAG_SYNC as u64; // fm_flags; fm_mapped_extents = 0
+        buf[2] = 0; // fm_flags (no sync); fm_mapped_extents = 0
         buf[3] = BATCH as u64; // fm_extent_count; fm_reserved = 0
 
         // SAFETY: FS_IOC_FIEMAP reads the header and writes at most

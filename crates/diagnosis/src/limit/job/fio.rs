@@ -244,27 +244,35 @@ pub fn as_written_line(
 /// for a file of one job. Together the rates of jobs that run in turn
 /// add up to no moment's, so each is checked on its own.
 pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
-    if fio.jobs.len() < 2 {
+    // fio reports each of a job's `numjobs` clones apart, under the job's
+    // name; the study's figures are the job's, its clones together.
+    let mut named: Vec<(&str, f64)> = Vec::new();
+    for j in &fio.jobs {
+        match named.iter_mut().find(|(n, _)| *n == j.name) {
+            Some((_, iops)) => *iops += j.iops(),
+            None => named.push((&j.name, j.iops())),
+        }
+    }
+    if named.len() < 2 {
         return None;
     }
     let (mut each, mut apart) = (Vec::new(), Vec::new());
-    for theirs in &fio.jobs {
+    for (name, theirs) in named {
         let ours: Vec<f64> = (repeats.iter())
-            .filter_map(|r| r.jobs.iter().find(|j| j.name == theirs.name))
+            .filter_map(|r| r.jobs.iter().find(|j| j.name == name))
             .map(JobFigures::iops)
             .collect();
         let Some((median, spread)) = super::median_spread(&ours) else {
             continue;
         };
-        let pct = 100.0 * (median / theirs.iops().max(1e-9) - 1.0);
+        let pct = 100.0 * (median / theirs.max(1e-9) - 1.0);
         each.push(format!(
-            "[{}] {} IOPS against {} ({pct:+.1} %)",
-            theirs.name,
+            "[{name}] {} IOPS against {} ({pct:+.1} %)",
             si(median),
-            si(theirs.iops())
+            si(theirs)
         ));
         if pct.abs() > spread.max(GAIN_PCT) {
-            apart.push(format!("[{}]", theirs.name));
+            apart.push(format!("[{name}]"));
         }
     }
     let verdict = match apart.is_empty() {

@@ -88,6 +88,31 @@ fn each_job_of_a_file_of_several_is_set_against_fios_own_figure_of_it() {
 }
 
 #[test]
+fn a_jobs_clones_are_one_job_against_fios_clones_added() {
+    // numjobs=4 without group_reporting: fio reports four entries of one
+    // name; the study's figures are the job's, the clones together.
+    let fio = figures(TWO_JOBS).unwrap();
+    let one = fio.jobs[0].clone();
+    let four = RunFigures::of_jobs(vec![one.clone(), one.clone(), one.clone(), one.clone()]);
+    let mut together = one.clone();
+    for d in together.read.iter_mut().chain(together.write.iter_mut()) {
+        d.iops *= 4.0;
+    }
+    let repeats = [RunFigures::of_jobs(vec![together])];
+    assert_eq!(jobs_line(&repeats, &four), None, "one job, not four");
+    // Two jobs, the first of two clones: each set against its own sum.
+    let two = RunFigures::of_jobs(vec![one.clone(), one.clone(), fio.jobs[1].clone()]);
+    let mut doubled = one.clone();
+    for d in doubled.read.iter_mut().chain(doubled.write.iter_mut()) {
+        d.iops *= 2.0;
+    }
+    let repeats = [RunFigures::of_jobs(vec![doubled, fio.jobs[1].clone()])];
+    let line = jobs_line(&repeats, &two).unwrap();
+    assert!(line.ends_with("each within the noise"), "{line}");
+    assert_eq!(line.matches("(+0.0 %)").count(), 2, "{line}");
+}
+
+#[test]
 fn a_change_gains_by_its_least_direction_on_the_jobs_metric() {
     let base = figs(Some(1000.0), Some(500.0));
     let changed = figs(Some(1500.0), Some(550.0));
