@@ -426,7 +426,7 @@ impl Beside {
             return None;
         }
         b.fio_pairs_pct = best::pairs_pct(&done.turns, b.by_bandwidth);
-        b.fio_gain_pct = Some(judge::mean(&b.fio_pairs_pct));
+        b.fio_gain_pct = judge::pairs_gain(&b.fio_pairs_pct);
         let quota = self.quota.as_deref();
         let (line, agrees) =
             judge::best_line((what, &b.pairs_pct), claimed, &b.fio_pairs_pct, quota);

@@ -526,7 +526,8 @@ pub fn for_job(
 /// The job's changes in the order they are tried once its judgement has
 /// named what holds it (`held`: each job's and direction's answer, with
 /// what else held it): those of a limit it names first (`pointed`), then
-/// those tried behind them, then the rest, each in the table's order.
+/// the lifts of the other limits the study's groups set (`held`), those
+/// tried behind them, and the rest, each in the table's order.
 pub fn named_first(planned: &mut [Planned], held: &[crate::limit::point::Held]) {
     let named = |c: &Cause| {
         let also =
@@ -536,10 +537,11 @@ pub fn named_first(planned: &mut [Planned], held: &[crate::limit::point::Held]) 
     for p in planned.iter_mut() {
         p.pointed = p.lever.causes.iter().any(named);
     }
-    planned.sort_by_key(|p| match (p.behind.is_some(), p.pointed) {
-        (false, true) => 0,
-        (true, _) => 1,
-        (false, false) => 2,
+    planned.sort_by_key(|p| match (p.behind.is_some(), p.pointed, p.held) {
+        (false, true, _) => 0,
+        (false, false, true) => 1,
+        (true, _, _) => 2,
+        (false, false, false) => 3,
     });
 }
 

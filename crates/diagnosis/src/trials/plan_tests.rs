@@ -628,7 +628,8 @@ fn the_changes_of_the_limits_the_judgement_names_are_tried_first_then_those_behi
         held: false,
         behind: behind.then(|| ("cpu-quota".into(), "hidden".into())),
     };
-    // The table's order, as the job's plan makes it.
+    // The table's order, as the job's plan makes it; a write throttle
+    // the groups set that holds neither direction.
     let mut p = vec![
         of("scheduler", false),
         of("nomerges", false),
@@ -636,6 +637,10 @@ fn the_changes_of_the_limits_the_judgement_names_are_tried_first_then_those_behi
         of("io-throttle", false),
         of("cpu-quota", false),
         of("cpu-idle", false),
+        Planned {
+            held: true,
+            ..of("io-latency", false)
+        },
     ];
     // The reads held by the quota; the writes by the throttle, the quota
     // also holding them.
@@ -664,6 +669,7 @@ fn the_changes_of_the_limits_the_judgement_names_are_tried_first_then_those_behi
         [
             "io-throttle",
             "cpu-quota",
+            "io-latency",
             "cpuset",
             "scheduler",
             "nomerges",

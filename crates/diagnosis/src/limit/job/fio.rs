@@ -403,6 +403,12 @@ fn judged(
 ) -> (String, bool) {
     let ratio = |pct: f64| 1.0 + pct / 100.0;
     let widen = GAIN_PCT / 100.0;
+    if both_ways(&[flo, fhi]) {
+        return (
+            format!("{head}: fio's pairs went both ways, each beyond {GAIN_PCT:.0} %: its turns judge nothing (a run that measured next to nothing, or a state that changed between them)"),
+            false,
+        );
+    }
     let side = match () {
         _ if ratio(fhi) * (1.0 + widen) < ratio(lo) => match quota {
             Some(q) => format!(
@@ -414,6 +420,17 @@ fn judged(
         _ => return (format!("{head}: they agree"), true),
     };
     (format!("{head}: {side}"), false)
+}
+
+/// Whether pairs of turns went both ways, one losing and one gaining
+/// [`GAIN_PCT`] or more: together they measure no gain.
+pub fn both_ways(pairs_pct: &[f64]) -> bool {
+    pairs_pct.iter().any(|&p| p <= -GAIN_PCT) && pairs_pct.iter().any(|&p| p >= GAIN_PCT)
+}
+
+/// The gain of pairs of turns, their mean; None where they went both ways.
+pub fn pairs_gain(pairs_pct: &[f64]) -> Option<f64> {
+    (!both_ways(pairs_pct)).then(|| mean(pairs_pct))
 }
 
 /// The mean of `v` (0 for none).

@@ -360,3 +360,19 @@ fn a_study_that_claims_more_than_fio_under_a_cpu_quota_says_the_quota() {
     );
     assert!(!agrees && line.contains(q), "{line}");
 }
+
+#[test]
+fn fio_pairs_that_went_both_ways_judge_nothing() {
+    // One fio run measured next to nothing in each pair: -100 % and a
+    // gain of millions of percent. Their range meets any claim; it is no
+    // agreement.
+    let (line, agrees) = best_line(
+        ("the best configuration", &[38.0, 40.0, 50.0]),
+        42.7,
+        &[-99.99, 92_998_442.0],
+        None,
+    );
+    assert!(!agrees, "{line}");
+    assert!(line.contains("fio's pairs went both ways"), "{line}");
+    assert!(both_ways(&[-12.0, 15.0]) && !both_ways(&[-5.0, 15.0]) && !both_ways(&[20.0, 30.0]));
+}
