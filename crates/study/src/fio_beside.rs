@@ -351,9 +351,9 @@ impl Beside {
             let Some(g) = judge::gain_pct(base, changed, w.by_bandwidth) else {
                 continue;
             };
-            w.fio_gain_pct = Some(g);
-            let study = w.gain_pct.unwrap_or(0.0);
-            self.doc.lines.push(judge::mechanic_line(&w.what, study, g));
+            let (line, kept) = judge::mechanic_line(&w.what, w.gain_pct.unwrap_or(0.0), g);
+            w.fio_gain_pct = kept;
+            self.doc.lines.push(line);
         }
     }
 

@@ -332,14 +332,25 @@ fn cpu_words(fio_ns: Option<f64>, study_ns: Option<f64>, (apart, noise): (f64, f
     )
 }
 
-/// A mechanic's gain by the study against fio's A/B of it: the line.
-pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> String {
-    match confirms(fio_pct) {
+/// A loss this deep, percent, is a run that measured next to nothing.
+pub const NEXT_TO_NOTHING_PCT: f64 = 99.0;
+
+/// A mechanic's gain by the study against fio's A/B of it: the line, and
+/// fio's gain as the check that keeps the mechanic in the best
+/// configuration or leaves it out — none where fio's run with it measured
+/// next to nothing (its time spent before its first I/O, as when its
+/// start waits for dirty pages under a write throttle): not checked.
+pub fn mechanic_line(what: &str, study_pct: f64, fio_pct: f64) -> (String, Option<f64>) {
+    if fio_pct <= -NEXT_TO_NOTHING_PCT {
+        return (format!("{what}: {study_pct:+.1} % by the study; fio's run with it measured next to nothing ({fio_pct:+.1} %): not checked"), None);
+    }
+    let line = match confirms(fio_pct) {
         true => format!("{what}: {study_pct:+.1} % by the study, {fio_pct:+.1} % by fio: confirmed"),
         false => format!(
             "{what}: {study_pct:+.1} % by the study, {fio_pct:+.1} % by fio, under {GAIN_PCT:.0} %: not confirmed, left out of the best configuration (the gain is ssdready's engines', not the application's)"
         ),
-    }
+    };
+    (line, Some(fio_pct))
 }
 
 /// The best configuration's gain by the study (its pairs, their mean

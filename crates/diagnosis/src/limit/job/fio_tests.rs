@@ -231,9 +231,19 @@ fn lower_priority_work_in_the_studys_session_is_why_fio_got_less_and_only_then()
 #[test]
 fn a_mechanic_fio_does_not_gain_from_is_not_confirmed() {
     assert!(confirms(12.0) && !confirms(2.0) && !confirms(-5.0));
-    let line = mechanic_line("ioengine io_uring", 29.7, 0.4);
+    let (line, kept) = mechanic_line("ioengine io_uring", 29.7, 0.4);
+    assert_eq!(kept, Some(0.4));
     assert!(line.contains("not confirmed"), "{line}");
-    assert!(mechanic_line("iodepth=64", 80.0, 75.0).ends_with("confirmed"));
+    assert!(mechanic_line("iodepth=64", 80.0, 75.0)
+        .0
+        .ends_with("confirmed"));
+    // A fio run that measured next to nothing checks nothing.
+    let (line, kept) = mechanic_line("numjobs ×2 (4 → 8)", 71.3, -100.0);
+    assert_eq!(kept, None);
+    assert!(
+        line.ends_with("measured next to nothing (-100.0 %): not checked"),
+        "{line}"
+    );
 }
 
 #[test]
