@@ -425,20 +425,27 @@ fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
     assert_ne!(s.limit, Cause::DeviceQueue);
 }
 
+/// The instrumented run of `r`: `pct` of each I/O's latency after its
+/// completion, the decomposition joined for 99 % of the I/Os.
+fn completing(r: &RunRecord, pct: f64) -> RunRecord {
+    let mut inst = r.clone();
+    inst.id = format!("{}-profiled", r.id);
+    inst.sweep = "instrumented".into();
+    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
+        parts: vec![("completion to the app".into(), 1e4 * pct, pct)],
+        joined_pct: Some(99.0),
+        ..Default::default()
+    });
+    inst
+}
+
 #[test]
 fn late_reaps_behind_a_full_small_queue_are_the_queues_not_the_completions() {
     // nr_requests = 4 under QD 32: the thread sleeps for each free
     // request, and 95 % of each I/O's latency is after its completion.
     let caps = queue_of(4, "loop3");
     let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
-    let mut inst = r.clone();
-    inst.id = "qd-32-profiled".into();
-    inst.sweep = "instrumented".into();
-    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
-        parts: vec![("completion to the app".into(), 500e3, 95.0)],
-        joined_pct: Some(99.0),
-        ..Default::default()
-    });
+    let inst = completing(&r, 95.0);
     let t = target(TargetKind::RamDevice);
     let mut f = figures(&r, true);
     f.knee_qd = Some(4);
@@ -852,14 +859,7 @@ fn late_reaps_on_a_cpu_the_hypervisor_took_are_not_named_completions() {
     let c = r.summary.cpu.as_mut().unwrap();
     c.per_cpu_busy_pct = vec![(0, 87.0), (1, 5.0)];
     c.process_ns_per_io = 0.14 * 1e9 / 20_000.0;
-    let mut inst = r.clone();
-    inst.id = "qd-32-profiled".into();
-    inst.sweep = "instrumented".into();
-    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
-        parts: vec![("completion to the app".into(), 1e6, 60.0)],
-        joined_pct: Some(99.0),
-        ..Default::default()
-    });
+    let inst = completing(&r, 60.0);
     let with_steal = |steal: f64| {
         let mut runs = vec![r.clone(), inst.clone()];
         for r in &mut runs {
