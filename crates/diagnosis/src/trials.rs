@@ -224,10 +224,9 @@ pub fn direction_words(turns: &[Turn]) -> Option<String> {
     };
     let each = [("reads", pcts(0)?), ("writes", pcts(1)?)];
     let words = each.iter().map(|(name, p)| {
-        let mean = p.iter().sum::<f64>() / p.len() as f64;
         let lo = p.iter().copied().fold(f64::MAX, f64::min);
         let hi = p.iter().copied().fold(f64::MIN, f64::max);
-        format!("{name} {mean:+.1} % (pairs {lo:+.1} … {hi:+.1} %)")
+        format!("{name} {:+.1} % (pairs {lo:+.1} … {hi:+.1} %)", mean(p))
     });
     Some(words.collect::<Vec<_>>().join(", "))
 }
