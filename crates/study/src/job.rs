@@ -264,12 +264,10 @@ fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
     let known = ["io_uring", "libaio", "psync"];
     // fio's other names of psync (sync, pvsync, …) are psync's family;
     // an engine ssdready does not run has no variants.
-    let Some(family) = ssdready_core::engines::find(&own).map(|e| e.name) else {
+    let family = ssdready_core::engines::find(&own).map(|e| e.name);
+    let Some(family) = family.filter(|f| known.contains(f)) else {
         return Vec::new();
     };
-    if !known.contains(&family) {
-        return Vec::new();
-    }
     known
         .into_iter()
         .filter(|e| *e != family)

@@ -77,28 +77,22 @@ pub fn setting(
 /// under it for md and device-mapper.
 pub fn disks(sections: &[Section]) -> Vec<String> {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let Some(file) = ssdready_diagnosis::limit::job::first_file(sections, j) else {
-        return Vec::new();
-    };
+    let file = ssdready_diagnosis::limit::job::first_file(sections, j);
     // An emulated drive, or an engine's own target, has no device here:
     // the file system of the working directory is not the job's.
-    if ["emu", "external"]
-        .iter()
-        .any(|p| file.starts_with(&format!("{p}:")) || file == *p)
-    {
-        return Vec::new();
-    }
-    let Ok(p) = std::path::absolute(&file) else {
-        return Vec::new();
-    };
-    let Some(on) = p.ancestors().find(|a| a.exists()) else {
-        return Vec::new();
-    };
+    let own = |f: &String| matches!(f.split(':').next(), Some("emu" | "external"));
+    let devno = file.filter(|f| !own(f)).and_then(|f| device_of(&f));
     let root = ssdready_probe::sys::Sys::new(std::path::Path::new("/"));
-    match ssdready_probe::limits_dev::device_of_path(on) {
-        Ok(Some(devno)) => ssdready_probe::limits_dev::stack_disks(root, devno),
-        _ => Vec::new(),
-    }
+    devno.map_or_else(Vec::new, |d| {
+        ssdready_probe::limits_dev::stack_disks(root, d)
+    })
+}
+
+/// The device `file` is on, or the one it would be made on.
+fn device_of(file: &str) -> Option<(u32, u32)> {
+    let p = std::path::absolute(file).ok()?;
+    let on = p.ancestors().find(|a| a.exists())?;
+    ssdready_probe::limits_dev::device_of_path(on).ok()?
 }
 
 /// The runs the trials of `planned` take.
@@ -180,6 +174,13 @@ impl turns::Bench for OnJob<'_, '_, '_> {
         let first = p.pointed || p.behind.is_some();
         let fits = self.host.budget.as_ref().is_none_or(|b| b.fits(keep));
         usize::from(first || fits) * trials::MIN_PAIRS
+    }
+    fn no_time(&self, _: &Planned) -> String {
+        // Past the named limits a change's turns leave the best configuration's.
+        match (self.host.budget.as_ref()).is_some_and(|b| b.fits(2 * trials::MIN_PAIRS)) {
+            true => "not tried past the named limits: its turns would take the time kept for the best configuration's turns against the job as written".into(),
+            false => "no time left in the budget for its turns".into(),
+        }
     }
     fn untested(&self, p: &Planned, reason: Reason, why: String) -> Untested {
         let l = (p.lever.id.as_str(), p.lever.what.as_str());

@@ -659,6 +659,27 @@ fn past_the_named_limits_a_change_is_tried_only_where_the_best_configurations_tu
     assert_eq!(tried, ["nr-requests"], "{s:?}");
     assert_eq!(s.untested.len(), 1, "{s:?}");
     assert_eq!(s.untested[0].reason, Reason::NoTime);
+    assert!(s.untested[0].why.contains("no time left"), "{s:?}");
+    // Time for its own turns, not for the best configuration's after them:
+    // the time kept is said.
+    let kept = std::time::Instant::now() + std::time::Duration::from_secs(900);
+    host.budget = Some(crate::clock::RunBudget::new(kept, 100.0));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![planned("nomerges", "2")],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    assert!(s.trials.is_empty(), "{s:?}");
+    assert!(
+        s.untested[0]
+            .why
+            .contains("the time kept for the best configuration's turns"),
+        "{s:?}"
+    );
     // With time enough, both are tried.
     let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
     host.budget = Some(crate::clock::RunBudget::new(later, 1.0));

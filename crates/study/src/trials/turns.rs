@@ -23,6 +23,10 @@ pub(crate) trait Bench {
     fn stopped(&self) -> bool;
     /// The pairs `item`'s trial may take (none: no time left for them).
     fn pairs(&self, item: &Self::Item) -> usize;
+    /// Why `item` gets no pairs, in words.
+    fn no_time(&self, _item: &Self::Item) -> String {
+        "no time left in the budget for its turns".into()
+    }
     /// `item` not tried, for `reason`, said as `why`.
     fn untested(&self, item: &Self::Item, reason: Reason, why: String) -> Untested;
     /// `item` tried in `pairs` turns, after the trials `done` so far. The
@@ -47,10 +51,7 @@ pub(crate) fn each<B: Bench>(
         let why = match (&fatal, bench.stopped()) {
             (Some(e), _) => Some((Reason::Unavailable, format!("the trials stopped: {e}"))),
             (None, true) => Some((Reason::Stopped, "the study was stopped first".into())),
-            _ if pairs == 0 => Some((
-                Reason::NoTime,
-                "no time left in the budget for its turns".into(),
-            )),
+            _ if pairs == 0 => Some((Reason::NoTime, bench.no_time(item))),
             _ => None,
         };
         if let Some((reason, why)) = why {
