@@ -68,6 +68,7 @@ fn two_jobs_reading_together_behind_a_4_request_queue_are_each_held_by_the_queue
                     ..Default::default()
                 }),
                 write: None,
+                cpu_per_io_ns: None,
             };
             vec![share("hot", 0.75), share("cold", 0.25)]
         })

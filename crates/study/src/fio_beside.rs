@@ -283,9 +283,7 @@ impl Beside {
         let Some(f) = self.measure(sections, stop) else {
             return;
         };
-        self.quota = doc
-            .limits
-            .iter()
+        self.quota = (doc.limits.iter())
             .find(|l| l.starts_with("a CPU quota"))
             .cloned();
         let spread = (doc.median_iops, doc.spread_pct);
@@ -299,8 +297,8 @@ impl Beside {
             &self.doc.version,
             (quota, sessions.as_deref()),
         );
-        self.doc.lines.push(line);
-        self.doc.lines.extend(judge::jobs_line(&doc.repeats, &f));
+        let each = judge::jobs_line(&doc.repeats, &f, quota.is_some());
+        self.doc.lines.extend([line].into_iter().chain(each));
         self.doc.as_written_agrees = Some(agrees);
         self.doc.as_written = Some(f);
     }

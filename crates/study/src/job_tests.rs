@@ -299,6 +299,25 @@ fn the_figures_are_per_job_and_together() {
     let parts: Vec<&str> = f.split.iter().map(|p| p.part.as_str()).collect();
     let first = format!("[{}] driver and device", two.jobs[0].name);
     assert_eq!(parts, [first.as_str(), "[read] driver and device"]);
+    // Each job's CPU per I/O where its phase held it alone; none where a
+    // phase held two jobs (the process's counters are not split by job).
+    let cpu = |user_ns: u64, ios: u64| ssdready_core::result::CpuCost {
+        ios,
+        process: ssdready_core::result::ProcessCpu {
+            user_ns,
+            sys_ns: user_ns,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    (two.phases[0].cpu, two.phases[1].cpu) = (Some(cpu(2_000_000, 1000)), Some(cpu(300_000, 100)));
+    let f = RunFigures::of(&two);
+    let each: Vec<Option<f64>> = f.jobs.iter().map(|j| j.cpu_per_io_ns).collect();
+    assert_eq!(each, [Some(4000.0), Some(6000.0)]);
+    two.phases.truncate(1);
+    two.phases[0].jobs = vec![0, 1];
+    let f = RunFigures::of(&two);
+    assert!(f.jobs.iter().all(|j| j.cpu_per_io_ns.is_none()), "{f:?}");
 }
 
 #[test]

@@ -23,6 +23,7 @@ fn figures(read: Option<(f64, f64)>, write: Option<(f64, f64)>) -> RunFigures {
             name: "all jobs".into(),
             read: dir(read),
             write: dir(write),
+            cpu_per_io_ns: None,
         },
         ..Default::default()
     }

@@ -192,6 +192,11 @@ pub struct JobFigures {
     pub name: String,
     pub read: Option<Dir>,
     pub write: Option<Dir>,
+    /// The CPU this job's threads spent per I/O, ns, where it is known
+    /// apart from the other jobs': fio's from the job's own `usr_cpu` and
+    /// `sys_cpu`, the study's where the job ran in a phase of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_io_ns: Option<f64>,
 }
 
 impl JobFigures {
@@ -223,6 +228,15 @@ pub struct RunFigures {
     /// its jobs' `usr_cpu` and `sys_cpu` over their runtime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_per_io_ns: Option<f64>,
+}
+
+/// The CPU per I/O of job `i` of `r`, ns, where it ran in a phase of its
+/// own (the process's counters over that phase's window).
+fn alone_cpu(r: &RunResult, i: usize) -> Option<f64> {
+    let p = r.phases.iter().find(|p| p.jobs == [i])?;
+    let c = p.cpu.as_ref().filter(|c| c.ios > 0)?;
+    let ns = c.process.user_ns + c.process.sys_ns;
+    (ns > 0).then(|| ns as f64 / c.ios as f64)
 }
 
 /// Each phase's label for its parts: none for a run of one phase, else its
@@ -274,6 +288,7 @@ impl RunFigures {
             name: "all jobs".into(),
             read: sum(&|j| j.read.as_ref()),
             write: sum(&|j| j.write.as_ref()),
+            cpu_per_io_ns: None,
         };
         RunFigures {
             jobs,
@@ -287,10 +302,12 @@ impl RunFigures {
         let jobs: Vec<JobFigures> = r
             .jobs
             .iter()
-            .map(|j| JobFigures {
+            .enumerate()
+            .map(|(i, j)| JobFigures {
                 name: j.name.clone(),
                 read: j.read.as_ref().and_then(Dir::of),
                 write: j.write.as_ref().and_then(Dir::of),
+                cpu_per_io_ns: alone_cpu(r, i),
             })
             .collect();
         let label = phase_labels(r);

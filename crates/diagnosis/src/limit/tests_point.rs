@@ -253,6 +253,7 @@ fn figures(name: &str, reads: f64, writes: f64) -> JobFigures {
         name: name.into(),
         read: dir(reads),
         write: dir(writes),
+        cpu_per_io_ns: None,
     }
 }
 

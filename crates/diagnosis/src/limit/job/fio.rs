@@ -107,9 +107,10 @@ pub fn figures(out: &str) -> Result<RunFigures, FioJsonError> {
     let (mut cpu_ns, mut ios) = (0.0, 0.0);
     for j in jobs {
         let f = |k: &str| j[k].as_f64().unwrap_or(0.0);
-        cpu_ns += (f("usr_cpu") + f("sys_cpu")) / 100.0 * f("job_runtime") * 1e6;
-        ios += j["read"]["total_ios"].as_f64().unwrap_or(0.0)
+        let job_ns = (f("usr_cpu") + f("sys_cpu")) / 100.0 * f("job_runtime") * 1e6;
+        let job_ios = j["read"]["total_ios"].as_f64().unwrap_or(0.0)
             + j["write"]["total_ios"].as_f64().unwrap_or(0.0);
+        (cpu_ns, ios) = (cpu_ns + job_ns, ios + job_ios);
         let name = j["jobname"].as_str().unwrap_or_default().to_string();
         let code = j["error"].as_i64().unwrap_or(0);
         if code != 0 {
@@ -119,6 +120,7 @@ pub fn figures(out: &str) -> Result<RunFigures, FioJsonError> {
             name,
             read: dir(&j["read"]),
             write: dir(&j["write"]),
+            cpu_per_io_ns: (job_ios > 0.0 && job_ns > 0.0).then(|| job_ns / job_ios),
         });
     }
     Ok(RunFigures {
@@ -218,6 +220,11 @@ pub fn as_written_line(
     }
     let sessions = sessions.filter(|_| apart > 0.0);
     let why = match (quota, sessions, same_cpu(median, study_cpu_ns, fio)) {
+        // The CPU per I/O of jobs held by different things, summed, sets
+        // no rate: each job's is set against its own (`jobs_line`).
+        (Some(q), _, _) if several(fio) => format!(
+            ": the job runs under {q}, where a job's rate follows each engine's CPU per I/O (each job's below)"
+        ),
         (Some(q), _, _) => format!(
             ": the job runs under {q}, where the rate follows each engine's CPU per I/O{}",
             cpu_words(fio.cpu_per_io_ns, study_cpu_ns, (apart, noise))
@@ -242,27 +249,30 @@ pub fn as_written_line(
 /// 66.5K IOPS against 62.0K (+7.3 %), …`, the jobs apart beyond the
 /// noise (their repeats' spread, at least [`GAIN_PCT`]) named after; None
 /// for a file of one job. Together the rates of jobs that run in turn
-/// add up to no moment's, so each is checked on its own.
-pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
+/// add up to no moment's, so each is checked on its own. Under a CPU
+/// `quota` a job's rate follows its threads' CPU per I/O: where both
+/// engines' are known, a job apart says how far their ratio parts them.
+pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures, quota: bool) -> Option<String> {
     // fio reports each of a job's `numjobs` clones apart, under the job's
-    // name; the study's figures are the job's, its clones together.
-    let mut named: Vec<(&str, f64)> = Vec::new();
+    // name; the study's figures are the job's, its clones together (their
+    // CPU per I/O weighted by their rates).
+    let mut named: Vec<(&str, f64, Option<f64>)> = Vec::new();
     for j in &fio.jobs {
-        match named.iter_mut().find(|(n, _)| *n == j.name) {
-            Some((_, iops)) => *iops += j.iops(),
-            None => named.push((&j.name, j.iops())),
+        let cpu = j.cpu_per_io_ns.map(|c| c * j.iops());
+        match named.iter_mut().find(|(n, _, _)| *n == j.name) {
+            Some((_, iops, c)) => (*iops, *c) = (*iops + j.iops(), c.zip(cpu).map(|(a, b)| a + b)),
+            None => named.push((&j.name, j.iops(), cpu)),
         }
     }
     if named.len() < 2 {
         return None;
     }
     let (mut each, mut apart) = (Vec::new(), Vec::new());
-    for (name, theirs) in named {
-        let ours: Vec<f64> = (repeats.iter())
-            .filter_map(|r| r.jobs.iter().find(|j| j.name == name))
-            .map(JobFigures::iops)
-            .collect();
-        let Some((median, spread)) = super::median_spread(&ours) else {
+    for (name, theirs, their_cpu) in named {
+        let of = |r: &'_ RunFigures| r.jobs.iter().find(|j| j.name == name).cloned();
+        let ours: Vec<JobFigures> = repeats.iter().filter_map(of).collect();
+        let rates: Vec<f64> = ours.iter().map(JobFigures::iops).collect();
+        let Some((median, spread)) = super::median_spread(&rates) else {
             continue;
         };
         let pct = 100.0 * (median / theirs.max(1e-9) - 1.0);
@@ -272,7 +282,14 @@ pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
             si(theirs)
         ));
         if pct.abs() > spread.max(GAIN_PCT) {
-            apart.push(format!("[{name}]"));
+            let cpu: Vec<f64> = ours.iter().filter_map(|j| j.cpu_per_io_ns).collect();
+            let theirs_ns = their_cpu.map(|c| c / theirs.max(1e-9));
+            let ns = (quota, theirs_ns, ssdready_measured::curve::median(&cpu));
+            let why = match ns {
+                (true, Some(f), Some(s)) => job_cpu_words((f, s), (pct, spread.max(GAIN_PCT))),
+                _ => String::new(),
+            };
+            apart.push(format!("[{name}]{why}"));
         }
     }
     let verdict = match apart.is_empty() {
@@ -280,6 +297,27 @@ pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures) -> Option<String> {
         false => format!("beyond the noise: {}", apart.join(", ")),
     };
     (!each.is_empty()).then(|| format!("each job against fio's: {}; {verdict}", each.join(", ")))
+}
+
+/// Whether fio ran jobs of several names (its clones share one).
+fn several(fio: &RunFigures) -> bool {
+    fio.jobs.iter().any(|j| j.name != fio.jobs[0].name)
+}
+
+/// A job's threads' CPU per I/O by fio and by the study (`f`, `s`, ns),
+/// and whether their ratio explains the job's rates `apart` (percent,
+/// against the `noise`), in words.
+fn job_cpu_words((f, s): (f64, f64), (apart, noise): (f64, f64)) -> String {
+    let explains = 100.0 * (f / s.max(1e-9) - 1.0);
+    let verdict = match (apart - explains).abs() <= noise {
+        true => "which explains it under the quota",
+        false => "which does not explain it: the rest is not identified",
+    };
+    format!(
+        " (its threads' CPU per I/O {:.2} µs fio's, {:.2} µs the study's: {explains:+.1} %, {verdict})",
+        f / 1e3,
+        s / 1e3
+    )
 }
 
 /// Why fio, running each job as a process of a session of its own, got
