@@ -633,12 +633,10 @@ fn past_the_named_limits_a_change_is_tried_only_where_the_best_configurations_tu
         log: log.clone(),
         stuck: None,
     };
-    // A budget already spent: nothing fits in it but what must be tried.
-    let spent = crate::clock::RunBudget::new(std::time::Instant::now(), 1.0);
     let mut host = Host {
         setting: setting(),
         hands: &mut hands,
-        budget: Some(spent),
+        budget: None,
     };
     let named = Planned {
         pointed: true,
@@ -646,15 +644,22 @@ fn past_the_named_limits_a_change_is_tried_only_where_the_best_configurations_tu
     };
     let mut run = run_with(log.clone());
     let stop = Arc::new(AtomicBool::new(false));
-    let s = super::run(
-        &sections(),
-        &mut host,
-        vec![named, planned("nomerges", "2")],
-        vec![],
-        &mut run,
-        &stop,
-        &mut |_| {},
-    );
+    // The budget's end `s` seconds away, a run taking `run_s`.
+    let mut trials = |in_s: u64, run_s: f64, planned: Vec<Planned>| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(in_s);
+        host.budget = Some(crate::clock::RunBudget::new(end, run_s));
+        super::run(
+            &sections(),
+            &mut host,
+            planned,
+            vec![],
+            &mut run,
+            &stop,
+            &mut |_| {},
+        )
+    };
+    // A budget already spent: nothing fits in it but what must be tried.
+    let s = trials(0, 1.0, vec![named, planned("nomerges", "2")]);
     let tried: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
     assert_eq!(tried, ["nr-requests"], "{s:?}");
     assert_eq!(s.untested.len(), 1, "{s:?}");
@@ -662,35 +667,11 @@ fn past_the_named_limits_a_change_is_tried_only_where_the_best_configurations_tu
     assert!(s.untested[0].why.contains("no time left"), "{s:?}");
     // Time for its own turns, not for the best configuration's after them:
     // the time kept is said.
-    let kept = std::time::Instant::now() + std::time::Duration::from_secs(900);
-    host.budget = Some(crate::clock::RunBudget::new(kept, 100.0));
-    let s = super::run(
-        &sections(),
-        &mut host,
-        vec![planned("nomerges", "2")],
-        vec![],
-        &mut run,
-        &stop,
-        &mut |_| {},
-    );
+    let s = trials(900, 100.0, vec![planned("nomerges", "2")]);
     assert!(s.trials.is_empty(), "{s:?}");
-    assert!(
-        s.untested[0]
-            .why
-            .contains("the time kept for the best configuration's turns"),
-        "{s:?}"
-    );
+    let kept = "the time kept for the best configuration's turns";
+    assert!(s.untested[0].why.contains(kept), "{s:?}");
     // With time enough, both are tried.
-    let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
-    host.budget = Some(crate::clock::RunBudget::new(later, 1.0));
-    let s = super::run(
-        &sections(),
-        &mut host,
-        vec![planned("nomerges", "2")],
-        vec![],
-        &mut run,
-        &stop,
-        &mut |_| {},
-    );
+    let s = trials(3600, 1.0, vec![planned("nomerges", "2")]);
     assert_eq!(s.trials.len(), 1, "{s:?}");
 }
