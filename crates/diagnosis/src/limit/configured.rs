@@ -81,6 +81,29 @@ pub(super) fn wait_words(v: &View) -> Vec<String> {
     words
 }
 
+/// blk-throttle accounts a group's I/O in slices of this long, seconds
+/// (`throtl_slice`, 100 ms on today's kernels).
+pub const THROTTLE_SLICE_S: f64 = 0.1;
+
+/// Where a run went above the throttle's `limit` by no more than one
+/// slice's allowance over its `window_s`: what that excess is, in words.
+/// A run that starts within a slice of the group's last I/O (a phase
+/// right after another: fio's next job starts only after its own wait)
+/// spends what that slice had left at once.
+fn slice_words(rate: f64, limit: f64, window_s: f64) -> Option<String> {
+    let extra = (rate - limit) * window_s;
+    let slice = limit * THROTTLE_SLICE_S;
+    (rate > limit * 1.01 && window_s > 0.0 && extra <= slice * 1.05).then(|| {
+        format!(
+            "{} I/Os more than its {} IOPS allow over the {window_s:.1} s run: no more than one of the throttle's {:.0} ms slices allows ({} I/Os); a run that starts within a slice of the group's last I/O, as a phase right after another does, spends what that slice had left",
+            fmt_count(extra),
+            fmt_count(limit),
+            THROTTLE_SLICE_S * 1e3,
+            fmt_count(slice)
+        )
+    })
+}
+
 /// A cgroup I/O throttle: the rate at its value — the study's own, or the
 /// group's, where other processes in the group share the throttle.
 pub fn io_throttle(sh: &Shared, v: &View) -> Test {
@@ -122,6 +145,7 @@ pub fn io_throttle(sh: &Shared, v: &View) -> Test {
         cap.setting.name,
         cap.device
     )];
+    evidence.extend(slice_words(v.iops, limit, v.run.summary.window_s));
     let shared = share.as_ref().filter(|g| g.shared());
     if let Some(g) = shared {
         evidence.push(format!(
