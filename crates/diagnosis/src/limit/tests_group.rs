@@ -1,5 +1,6 @@
-//! Limits shared with the other processes of the study's groups, and more
-//! than one cause holding at once — each on runs made up to show it.
+//! Limits shared with the other processes of the study's groups, more
+//! than one cause holding at once, and a throttle's own accounting — each
+//! on runs made up to show it.
 
 use super::caps::{Caps, CpuQuota, IoCap, IoKind};
 use super::tests::{curve, judge, ruled, run, setting, target, with_threads};
@@ -278,4 +279,34 @@ fn a_cpuset_is_weighed_where_the_curve_flattened_after_a_shallow_peak() {
         ruled(&s, Cause::CpusAllowed).why.contains("53 % busy"),
         "{s:?}"
     );
+}
+
+#[test]
+fn a_run_above_its_throttle_by_one_slices_allowance_says_so() {
+    let caps = Caps {
+        io: vec![IoCap {
+            kind: IoKind::WriteIops,
+            value: 8_000.0,
+            device: "loop0".into(),
+            setting: setting("blkio.throttle.write_iops_device", "7:0 8000"),
+        }],
+        ..Default::default()
+    };
+    // A second write phase right after the first: 8,800 IOPS in 1 s,
+    // 800 writes more than the rate, one 100 ms slice's worth.
+    let slice = |iops: f64, window_s: f64| {
+        let mut r = run("qd-4", 4, iops, 8.0, 10.0, 0.1);
+        (r.workload.rw, r.summary.window_s) = ("randwrite".into(), window_s);
+        let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+        assert_eq!(s.limit, Cause::IoThrottle, "{}", s.part);
+        s.evidence.into_iter().find(|e| e.contains("slices allows"))
+    };
+    let said = slice(8_800.0, 1.0).expect("one slice's allowance said");
+    assert!(said.starts_with("800 I/Os more than its 8000 IOPS allow over the 1.0 s run: no more than one of the throttle's 100 ms slices allows (800 I/Os)"), "{said}");
+    // 8,160 IOPS over 5 s: the same 800 writes.
+    assert!(slice(8_160.0, 5.0).is_some());
+    // 8,800 IOPS over 5 s is 4,000 writes more: not one slice's.
+    assert_eq!(slice(8_800.0, 5.0), None);
+    // At the rate, nothing to say.
+    assert_eq!(slice(8_000.0, 1.0), None);
 }
