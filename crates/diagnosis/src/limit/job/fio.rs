@@ -299,6 +299,14 @@ pub fn jobs_line(repeats: &[RunFigures], fio: &RunFigures, quota: bool) -> Optio
     (!each.is_empty()).then(|| format!("each job against fio's: {}; {verdict}", each.join(", ")))
 }
 
+/// How far fio's CPU per I/O against the study's (`f`, `s`) would part
+/// the two rates, percent, and whether that meets the gap measured
+/// (`apart`) within the `noise`: where the CPU sets the rate, it explains it.
+fn ratio_explains((f, s): (f64, f64), (apart, noise): (f64, f64)) -> (f64, bool) {
+    let explains = 100.0 * (f / s.max(1e-9) - 1.0);
+    (explains, (apart - explains).abs() <= noise)
+}
+
 /// Whether fio ran jobs of several names (its clones share one).
 fn several(fio: &RunFigures) -> bool {
     fio.jobs.iter().any(|j| j.name != fio.jobs[0].name)
@@ -308,8 +316,8 @@ fn several(fio: &RunFigures) -> bool {
 /// and whether their ratio explains the job's rates `apart` (percent,
 /// against the `noise`), in words.
 fn job_cpu_words((f, s): (f64, f64), (apart, noise): (f64, f64)) -> String {
-    let explains = 100.0 * (f / s.max(1e-9) - 1.0);
-    let verdict = match (apart - explains).abs() <= noise {
+    let (explains, explained) = ratio_explains((f, s), (apart, noise));
+    let verdict = match explained {
         true => "which explains it under the quota",
         false => "which does not explain it: the rest is not identified",
     };
@@ -356,12 +364,12 @@ fn cpu_words(fio_ns: Option<f64>, study_ns: Option<f64>, (apart, noise): (f64, f
     let (Some(f), Some(s)) = (fio_ns, study_ns) else {
         return String::new();
     };
-    let explains = 100.0 * (f / s.max(1e-9) - 1.0);
-    let rest = match (apart - explains).abs() > noise {
-        true => format!(
+    let (explains, explained) = ratio_explains((f, s), (apart, noise));
+    let rest = match explained {
+        true => String::new(),
+        false => format!(
             ": by that the rates would part by {explains:+.1} %, not the {apart:+.1} % measured; the difference is not identified"
         ),
-        false => String::new(),
     };
     format!(
         "; fio's threads spent {:.2} µs of CPU per I/O, the study's {:.2} µs{rest}",
