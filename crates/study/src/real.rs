@@ -62,7 +62,13 @@ pub struct RealRunner<'a> {
     /// Every device of the targets' stacks, whose own counters are read
     /// around each run.
     stacked: Vec<String>,
+    /// The first target's device and the reader of its queue (sysfs; a
+    /// fake in tests), read before and after each run: a setting another
+    /// process moved during a run is said in the notes.
+    queue: Option<(String, QueueOf)>,
 }
+
+type QueueOf = fn(&str) -> BTreeMap<String, String>;
 
 /// Every device of the targets' stacks, each once.
 fn stacked_disks(targets: &[TargetProfile]) -> Vec<String> {
@@ -105,6 +111,8 @@ impl<'a> RealRunner<'a> {
                 })
                 .collect(),
             stacked: stacked_disks(targets),
+            queue: (targets.first().and_then(|t| t.device.clone()))
+                .map(|d| (d, crate::trials::queue_files as QueueOf)),
         }
     }
 
@@ -232,7 +240,14 @@ impl Runner for RealRunner<'_> {
         let groups_before = self.cgroups_now();
         let members_before = ssdready_probe::stack::counters_now(&self.stacked);
         let began = std::time::Instant::now();
+        let queue = (self.queue.clone()).map(|(d, read)| (read(&d), d, read));
         let ran = (self.run_fn)(request);
+        if let Some(m) =
+            queue.and_then(|(was, d, read)| Some(format!("{d}'s {}", moved(&was, &read(&d))?)))
+        {
+            let (rw, kib, qd, n) = (&w.rw, w.bs / 1024, w.qd, w.threads);
+            self.notes.push(format!("{m} during a run ({rw}, {kib} KiB, QD {qd} × {n}): another process changed it, so that run measured other settings than the study read"));
+        }
         let members = ssdready_probe::stack::deltas(
             &members_before,
             &ssdready_probe::stack::counters_now(&self.stacked),
@@ -467,58 +482,8 @@ impl<'a> Points<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ssdready_core::result::RunResult;
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    fn workload() -> Workload {
-        Workload {
-            targets: vec!["emu:".into()],
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn each_points_request_goes_to_the_run_function_and_its_failures_are_sorted() {
-        let seen = Rc::new(RefCell::new(Vec::new()));
-        let log = seen.clone();
-        let mut answers = vec![
-            Err(RunFailure::Runtime("the device went away".into())),
-            Err(RunFailure::BadInput("option 'hipri': needs polling".into())),
-            Ok(RunResult::default()),
-        ];
-        let run = move |r: &RunRequest| {
-            log.borrow_mut().push(r.command_line());
-            answers.pop().expect("three runs")
-        };
-        let job = |name: &str| {
-            let mut r = RunRequest::default();
-            r.job(name);
-            r
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut r = RealRunner::new(stop.clone(), &[], Box::new(run));
-        let o = r.run(&workload(), &job("a")).unwrap();
-        assert_eq!(o.clock, "real");
-        assert!(o.result.is_some());
-        match r.run(&workload(), &job("b")) {
-            Err(Failure::NotApplicable(m)) => assert!(m.contains("hipri")),
-            other => panic!("{:?}", other.map(|o| o.clock)),
-        }
-        match r.run(&workload(), &job("c")) {
-            Err(Failure::Failed(m)) => assert!(m.contains("went away")),
-            other => panic!("{:?}", other.map(|o| o.clock)),
-        }
-        assert_eq!(seen.borrow().len(), 3);
-        assert_eq!(seen.borrow()[1], vec!["--name=b".to_string()]);
-        assert!(!r.stopped());
-        stop.store(true, Relaxed);
-        assert!(r.stopped());
-        assert!(r.notes.is_empty() && r.restore().is_ok());
-    }
-}
+#[path = "real_tests.rs"]
+mod tests;
 
 #[cfg(test)]
 #[path = "real_job_tests.rs"]

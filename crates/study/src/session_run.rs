@@ -312,6 +312,7 @@ fn trials(
         &o,
     );
     let mut notes = hands.finish();
+    notes.append(&mut runner.notes);
     if let Err(w) = runner.restore() {
         notes.push(w.to_string());
     }
