@@ -165,26 +165,9 @@ pub(crate) fn recover_journal(path: &Path, sysfs: &Path) -> Vec<Recovered> {
 /// it. `move_back`: this process's pid when its own groups are left (it
 /// is moved back to its groups first).
 pub(crate) fn undo_journal(j: &mut Journal, sysfs: &Path, move_back: Option<u32>) -> Vec<Undone> {
-    let mut out = Vec::new();
-    let mut kept = Vec::new();
-    while let Some(s) = j.settings.pop() {
-        // A journal names a setting; one that is not a plain file of a
-        // queue directory, or a name that is not a plain device, is never
-        // written (a Tuner journals only the settings it was allowed).
-        if !crate::sysfs::plain_attr(&s.attr) || !crate::sysfs::plain_name(&s.device) {
-            continue;
-        }
-        if s.put_back_by_switch(&j.settings) {
-            continue;
-        }
-        let r = crate::sysfs::undo(sysfs, &s);
-        if matches!(r, Restored::Failed { .. }) {
-            kept.push(s);
-        }
-        out.push(Undone::Setting(r));
-    }
-    kept.reverse();
-    j.settings = kept;
+    let mut out: Vec<Undone> = (crate::sysfs::undo_all(sysfs, &mut j.settings).into_iter())
+        .map(Undone::Setting)
+        .collect();
     let mut kept_groups: Vec<TrialGroup> = Vec::new();
     while let Some(g) = j.groups.pop() {
         match undo_group(&g, move_back) {

@@ -128,6 +128,28 @@ pub fn write(sysfs: &Path, device: &str, attr: &str, value: &str) -> std::io::Re
     f.write_all(value.as_bytes())
 }
 
+/// Put back every setting of a journal's `settings`, the last changed
+/// first; what could not be put back stays in them. A setting that is not
+/// a plain file of a queue directory of a plainly named device is never
+/// written (a Tuner journals only the settings it was allowed), nor one a
+/// later scheduler switch put back already.
+pub fn undo_all(sysfs: &Path, settings: &mut Vec<Setting>) -> Vec<Restored> {
+    let (mut out, mut kept) = (Vec::new(), Vec::new());
+    while let Some(s) = settings.pop() {
+        if !plain_attr(&s.attr) || !plain_name(&s.device) || s.put_back_by_switch(settings) {
+            continue;
+        }
+        let r = undo(sysfs, &s);
+        if matches!(r, Restored::Failed { .. }) {
+            kept.push(s);
+        }
+        out.push(r);
+    }
+    kept.reverse();
+    *settings = kept;
+    out
+}
+
 /// Put a changed setting back: its original is written when the setting
 /// still holds what ssdready left; when another process changed it since,
 /// it is left as it is and reported.

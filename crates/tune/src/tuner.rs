@@ -413,20 +413,7 @@ impl Tuner {
         if registry::put_back(&self.file) {
             self.journal.settings.clear();
         }
-        let mut out = Vec::new();
-        let mut kept = Vec::new();
-        while let Some(s) = self.journal.settings.pop() {
-            if s.put_back_by_switch(&self.journal.settings) {
-                continue;
-            }
-            let r = sysfs::undo(&self.sysfs, &s);
-            if matches!(r, Restored::Failed { .. }) {
-                kept.push(s);
-            }
-            out.push(r);
-        }
-        kept.reverse();
-        self.journal.settings = kept;
+        let out = sysfs::undo_all(&self.sysfs, &mut self.journal.settings);
         let _ = self.save();
         out
     }

@@ -17,6 +17,7 @@
 //!   spread), something they share — a host controller, a bus, the CPUs —
 //!   holds them, and the stack is judged against that instead.
 
+use crate::trials::mean;
 use serde::{Deserialize, Serialize};
 use ssdready_measured::record::RunRecord;
 use ssdready_measured::stack_layers::{short_kind, LayerKind, Stack};
@@ -266,10 +267,6 @@ pub fn stripe(stack: &Stack) -> Option<(u64, u32)> {
         }
         _ => None,
     }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// The mean of the ratios and half their spread.

@@ -11,6 +11,7 @@
 //! fio's A/B of the same changes, the difference said.
 
 use super::{Dir, JobFigures, RunFigures, GAIN_PCT};
+use crate::trials::mean;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -488,11 +489,6 @@ pub fn both_ways(pairs_pct: &[f64]) -> bool {
 /// The gain of pairs of turns, their mean; None where they went both ways.
 pub fn pairs_gain(pairs_pct: &[f64]) -> Option<f64> {
     (!both_ways(pairs_pct)).then(|| mean(pairs_pct))
-}
-
-/// The mean of `v` (0 for none).
-pub fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// A rate in words: `93.6K`.
