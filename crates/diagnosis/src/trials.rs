@@ -88,7 +88,7 @@ fn pair_ratios(turns: &[Turn], m: Metric) -> Vec<f64> {
 }
 
 /// The mean of `v` (0 for none).
-pub(crate) fn mean(v: &[f64]) -> f64 {
+pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
