@@ -357,6 +357,12 @@ pub struct DiskResult {
     pub above_block_mean_ns: Option<f64>,
     /// Whether the device's I/O count matches ssdready's (within 1 %).
     pub counts_agree: bool,
+    /// Bytes this process read through the block layer in the window
+    /// (`/proc/self/io` `read_bytes`, its file system's reads for it
+    /// included), where the phase reached this device alone: the device's
+    /// reads beyond it are other processes' or the kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_read_bytes: Option<u64>,
     pub note: Option<String>,
     /// The device's own interrupts over the window (its MSI/MSI-X queue
     /// vectors in /proc/interrupts); absent where it has none to count.

@@ -176,6 +176,10 @@ pub struct DiskSummary {
     /// over the window: Little's law at the device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<f64>,
+    /// Bytes the study's process read through the block layer in the
+    /// window (`/proc/self/io`), where it reached this device alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_read_bytes: Option<u64>,
 }
 
 impl DiskSummary {
@@ -192,6 +196,16 @@ impl DiskSummary {
         (b > 0.0 && (a - b).abs() <= 0.02 * b)
             .then_some(self.block_mean_ns)
             .flatten()
+    }
+    /// The bytes the device read beyond what the study's process read
+    /// through the block layer (its file system's reads for it included),
+    /// where they pass a tenth of the process's and 1 MiB: other
+    /// processes' reads (or the kernel's) in the window. None where the
+    /// process's reads were not read.
+    pub fn others_read_bytes(&self) -> Option<u64> {
+        let own = self.own_read_bytes?;
+        let extra = self.read_bytes.saturating_sub(own);
+        (extra > (own / 10).max(1 << 20)).then_some(extra)
     }
     /// Device bytes per application byte.
     pub fn bytes_per_app_byte(&self) -> Option<f64> {
@@ -280,6 +294,7 @@ impl PointSummary {
                 app_ios: d.app_ios,
                 app_bytes: d.app_bytes,
                 in_flight: (window_ms > 0.0).then(|| d.time_in_queue_ms as f64 / window_ms),
+                own_read_bytes: d.own_read_bytes,
             });
             s.checks_disagree = ph
                 .checks

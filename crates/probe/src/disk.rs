@@ -67,6 +67,24 @@ pub fn read(disk: &str) -> Option<DiskStat> {
     parse_stat(&std::fs::read_to_string(format!("/sys/block/{disk}/stat")).ok()?)
 }
 
+/// One field of a `/proc/PID/io` text (`read_bytes`: bytes the process's
+/// tasks asked of the block layer, the file system's own reads for them
+/// included).
+pub fn io_field(io: &str, key: &str) -> Option<u64> {
+    io.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The bytes this process's tasks (every thread, io_uring's workers among
+/// them) have read through the block layer, from `/proc/self/io`.
+pub fn own_read_bytes() -> Option<u64> {
+    io_field(
+        &std::fs::read_to_string("/proc/self/io").ok()?,
+        "read_bytes",
+    )
+}
+
 /// What ssdready itself saw on a device during the window.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AppView {

@@ -128,13 +128,8 @@ fn process(r: &mut Reader, pid: u32) -> Option<GroupProcess> {
     let mut p = parse_stat(&stat, user_hz())?;
     p.pid = pid;
     if let Some(io) = r.s.read(&format!("/proc/{pid}/io")) {
-        let get = |k: &str| {
-            io.lines()
-                .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
-                .and_then(|v| v.trim().parse().ok())
-        };
-        p.read_bytes = get("read_bytes");
-        p.write_bytes = get("write_bytes");
+        p.read_bytes = crate::disk::io_field(&io, "read_bytes");
+        p.write_bytes = crate::disk::io_field(&io, "write_bytes");
     }
     Some(p)
 }

@@ -467,9 +467,28 @@ fn a_file_system_that_reads_four_times_per_read_is_named_from_the_device_counter
     let d = r.summary.disk.as_mut().unwrap();
     d.ios = 80_000;
     d.bytes = 80_000 * 4096;
-    let s = judge(&t, &[r], &Caps::default(), true);
+    let s = judge(&t, &[r.clone()], &Caps::default(), true);
     assert_eq!(s.limit, Cause::FileSystem);
     assert!(s.part.contains("4.0×"), "{}", s.part);
+    // The study's process read all the device read (its file system's
+    // reads for it are counted as its own): still the file system's.
+    let d = r.summary.disk.as_mut().unwrap();
+    d.read_bytes = d.bytes;
+    d.own_read_bytes = Some(d.bytes - (1 << 20));
+    let s = judge(&t, &[r.clone()], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::FileSystem);
+    // Another process read three quarters of it.
+    let d = r.summary.disk.as_mut().unwrap();
+    d.own_read_bytes = Some(d.bytes / 4);
+    let s = judge(&t, &[r], &Caps::default(), true);
+    assert_ne!(s.limit, Cause::FileSystem, "{s:?}");
+    let c = ruled(&s, Cause::FileSystem);
+    assert!(
+        c.why
+            .contains("234.4 MiB more than the study's process asked"),
+        "{}",
+        c.why
+    );
 }
 
 #[test]

@@ -11,13 +11,15 @@ use ssdready_io::clock::Clock;
 use ssdready_probe::irqcount::{self, Counts, Vector};
 use ssdready_probe::{cpu, disk};
 
-/// The clock, the CPU counters, each device's counters and, where a device
-/// has queue vectors, /proc/interrupts at one moment.
+/// The clock, the CPU counters, each device's counters, where a device
+/// has queue vectors /proc/interrupts, and this process's block-layer
+/// reads (/proc/self/io) at one moment.
 pub(crate) type Snapshot = (
     u64,
     cpu::CpuSnapshot,
     Vec<Option<disk::DiskStat>>,
     Option<Counts>,
+    Option<u64>,
 );
 
 /// A block device the phase's jobs reach, with its queue vectors (empty
@@ -50,6 +52,7 @@ pub(crate) fn snapshot(clock: &Clock, devices: &[Device]) -> Snapshot {
         cpu::CpuSnapshot::now(),
         devices.iter().map(|d| disk::read(&d.name)).collect(),
         irqs.then(irqcount::read).flatten(),
+        (!devices.is_empty()).then(disk::own_read_bytes).flatten(),
     )
 }
 
@@ -112,6 +115,9 @@ pub(crate) fn disks(
             }
         }
         let mut r = disk::split(dname, a, b, app, window_ns);
+        if let (Some(x), Some(y), 1) = (from.4, to.4, devices.len()) {
+            r.own_read_bytes = y.checked_sub(x);
+        }
         if let (Some(x), Some(y)) = (&from.3, &to.3) {
             let ios = r.read_ios + r.write_ios + r.discard_ios;
             r.interrupts = irqcount::between(&dev.vectors, x, y, ios);
