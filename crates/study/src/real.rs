@@ -425,7 +425,7 @@ impl<'a> Points<'a> {
         {
             rec.summary
                 .warnings
-                .push(format!("{m}: another process changed it"));
+                .push(format!("{m}: {}", ssdready_diagnosis::limit::job::MOVED));
             self.moved.push(m);
         }
         match &out {

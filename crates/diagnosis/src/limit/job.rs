@@ -104,6 +104,11 @@ pub fn variant_files(written: &[Section], variants: &[&[Section]]) -> Vec<String
     out
 }
 
+/// How the warning of a run made after another process changed the
+/// target's queue ends (`loop0's nr_requests 4 → 128: another process
+/// changed it`): what holds the job is judged without that run.
+pub const MOVED: &str = "another process changed it";
+
 /// What another process moved in the target's queue during the job's
 /// runs (`moved`: one reading per run that saw it, `loop0's nr_requests 4
 /// → 128`) of all its `runs`, in words; None where nothing moved.
@@ -111,7 +116,7 @@ pub fn moved_note(moved: &[String], runs: usize) -> Option<String> {
     let each: std::collections::BTreeSet<&str> = moved.iter().map(String::as_str).collect();
     let each: Vec<&str> = each.into_iter().collect();
     Some(format!(
-        "{} of the job's {runs} runs ran after another process changed the target's queue ({}): they measured the job under other settings than those the study read and names here; study it again while nothing else changes them",
+        "{} of the job's {runs} runs ran after another process changed the target's queue ({}): they measured the job under other settings than those the study read, and what holds it is judged without them; study it again while nothing else changes them",
         moved.len(),
         (!each.is_empty()).then(|| each.join("; "))?
     ))

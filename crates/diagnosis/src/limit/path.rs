@@ -327,6 +327,14 @@ fn share(sh: &Shared, names: &[&str]) -> Result<f64, String> {
     let d = sh
         .decomposition
         .ok_or("no latency decomposition (it needs root)")?;
+    let checks = sh
+        .instrumented
+        .map_or(&[][..], |r| &r.summary.checks_disagree[..]);
+    if let Some(c) = checks.iter().find(|c| distrusts(c, "decomposition")) {
+        return Err(format!(
+            "the instrumented run's cross-check disagreed ({c}): its latency decomposition speaks for nothing"
+        ));
+    }
     if let Some(j) = d.joined_pct.filter(|j| *j < JOINED_PCT) {
         return Err(format!(
             "the latency decomposition joined only {} of the I/Os: its shares do not speak for the rest",
@@ -341,6 +349,12 @@ fn share(sh: &Shared, names: &[&str]) -> Result<f64, String> {
         .filter(|p| names.contains(&p.0.as_str()))
         .map(|p| p.2)
         .sum())
+}
+
+/// Whether a cross-check's words (`…: DISAGREE; do not trust
+/// disks.above_block_mean_ns, decomposition`) distrust the figure `mark`.
+fn distrusts(check: &str, mark: &str) -> bool {
+    (check.split_once("; do not trust ")).is_some_and(|(_, m)| m.split(", ").any(|x| x == mark))
 }
 
 /// Completions waiting for the submitting thread.

@@ -421,6 +421,9 @@ impl JudgedFrom {
     /// What holds the job whose runs are `points` ([`held`]), the caps made
     /// from the context's inventory of limits, by the shipped levers; not
     /// identified where there is no target.
+    /// Runs made after another process changed the target's queue
+    /// ([`super::job::MOVED`]) measured other settings than those read:
+    /// they are left out.
     pub fn held(&self, points: &[RunRecord]) -> Vec<Held> {
         let Some(t) = &self.target else {
             return vec![unreadable_target()];
@@ -428,12 +431,19 @@ impl JudgedFrom {
         let caps = self.context.limits.as_ref().map(Caps::of);
         let levers = crate::levers::shipped();
         let on = (&self.machine, &caps.unwrap_or_default());
-        held(
-            t,
-            (points, &self.jobs),
-            on,
-            (&levers, &self.context, &self.point),
-        )
+        let moved = |r: &RunRecord| {
+            r.summary
+                .warnings
+                .iter()
+                .any(|w| w.ends_with(super::job::MOVED))
+        };
+        let kept: Vec<usize> = (0..points.len()).filter(|&i| !moved(&points[i])).collect();
+        let runs: Vec<RunRecord> = kept.iter().map(|&i| points[i].clone()).collect();
+        let jobs: Vec<Vec<JobFigures>> = match self.jobs.len() == points.len() {
+            true => kept.iter().map(|&i| self.jobs[i].clone()).collect(),
+            false => self.jobs.clone(),
+        };
+        held(t, (&runs, &jobs), on, (&levers, &self.context, &self.point))
     }
 }
 

@@ -895,6 +895,28 @@ fn late_reaps_on_a_cpu_the_hypervisor_took_are_not_named_completions() {
 }
 
 #[test]
+fn late_reaps_are_not_named_from_a_decomposition_its_own_cross_check_distrusts() {
+    // Another process's I/O on the device: its count and the study's
+    // disagree, and the run says not to trust the decomposition.
+    let r = run("qd-32", 32, 20_000.0, 14.0, 50.0, 0.5);
+    let mut inst = completing(&r, 97.0);
+    let runs = |inst: &RunRecord| vec![r.clone(), inst.clone()];
+    let t = target(TargetKind::RamDevice);
+    let s = judge(&t, &runs(&inst), &Caps::default(), true);
+    assert_eq!(s.limit, Cause::Completions, "{s:?}");
+    inst.summary.checks_disagree = vec!["phase 0: I/Os on loop0: ssdready's count vs the kernel's: ssdready 72249 I/Os vs /sys/block stat 125783 I/Os (allowed ±722 I/Os): DISAGREE; do not trust disks.above_block_mean_ns, decomposition".into()];
+    let s = judge(&t, &runs(&inst), &Caps::default(), true);
+    assert_ne!(s.limit, Cause::Completions, "{s:?}");
+    let c = ruled(&s, Cause::Completions);
+    assert!(
+        c.why
+            .contains("its latency decomposition speaks for nothing"),
+        "{}",
+        c.why
+    );
+}
+
+#[test]
 fn a_small_queue_its_idle_thread_waits_for_reads_under_full_and_is_still_the_queue() {
     // nr_requests = 4 under QD 32 and QD 128: the device held 2 of its 4
     // at both depths while the thread that fills it was 40 % busy (it

@@ -173,3 +173,30 @@ fn a_job_recorded_without_what_it_was_judged_from_or_without_runs_is_refused() {
     old.points = &[];
     assert_eq!(rejudged_job(old).unwrap_err(), RejudgeError::NoRuns);
 }
+
+#[test]
+fn runs_made_after_another_process_changed_the_queue_are_not_judged() {
+    let (from, mut runs) = recorded_job();
+    let cites = |held: &[Held], id: &str| {
+        (held[0].saturation.evidence.iter()).any(|e| e.contains(&format!("{id} ")))
+    };
+    assert!(cites(&from.held(&runs), "qd-64"), "{:?}", from.held(&runs));
+    for r in runs.iter_mut().filter(|r| r.workload.qd == 64) {
+        let m = format!("loop0's nr_requests 4 → 128: {}", crate::limit::job::MOVED);
+        r.summary.warnings.push(m);
+    }
+    let held = from.held(&runs);
+    assert!(!cites(&held, "qd-64"), "{held:?}");
+    // Every run moved: nothing to judge from.
+    for r in runs.iter_mut() {
+        r.summary
+            .warnings
+            .push(format!("x: {}", crate::limit::job::MOVED));
+    }
+    let held = from.held(&runs);
+    assert_ne!(
+        held.first().map(|h| h.saturation.limit),
+        Some(Cause::DeviceQueue),
+        "{held:?}"
+    );
+}
