@@ -48,6 +48,7 @@ pub mod section;
 pub mod text;
 use crate::levers::Metric;
 use record::log_floor;
+use ssdready_measured::curve::mean;
 
 pub use crate::lever_values::lift::set_words;
 
@@ -85,11 +86,6 @@ fn pair_ratios(turns: &[Turn], m: Metric) -> Vec<f64> {
         .iter()
         .filter_map(|t| Some(t.change.get(m)? / t.baseline.get(m)?))
         .collect()
-}
-
-/// The mean of `v` (0 for none).
-pub fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// The sample standard deviation (0 for one value).

@@ -35,6 +35,11 @@ pub struct CurvePoint {
     pub quota_stopped_ns: Option<f64>,
 }
 
+/// The mean of a list (0 for none).
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
 /// The median of a list (None when empty).
 pub fn median(v: &[f64]) -> Option<f64> {
     let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();

@@ -388,7 +388,7 @@ impl Beside {
         if pairs.is_empty() {
             return;
         }
-        let fio_pct = ssdready_diagnosis::trials::mean(&pairs);
+        let fio_pct = ssdready_measured::curve::mean(&pairs);
         let (lo, hi) = g.interval();
         let quota = self.quota.as_deref();
         let (line, agrees) =

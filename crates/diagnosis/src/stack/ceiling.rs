@@ -17,8 +17,8 @@
 //!   spread), something they share — a host controller, a bus, the CPUs —
 //!   holds them, and the stack is judged against that instead.
 
-use crate::trials::mean;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::curve::mean;
 use ssdready_measured::record::RunRecord;
 use ssdready_measured::stack_layers::{short_kind, LayerKind, Stack};
 

@@ -605,7 +605,7 @@ mod tests {
 
     #[test]
     fn the_whole_set_not_kept_is_set_beside_the_kept_one_by_fios_pairs() {
-        use crate::trials::mean;
+        use ssdready_measured::curve::mean;
         let kept = |pairs: &[f64], whole: Option<&[f64]>| Best {
             host: vec!["scheduler bfq → none".into()],
             fio_gain_pct: Some(mean(pairs)),

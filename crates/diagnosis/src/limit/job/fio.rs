@@ -11,9 +11,9 @@
 //! fio's A/B of the same changes, the difference said.
 
 use super::{Dir, JobFigures, RunFigures, GAIN_PCT};
-use crate::trials::mean;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ssdready_measured::curve::mean;
 
 /// Why fio's output could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
