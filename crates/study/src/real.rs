@@ -70,6 +70,16 @@ pub struct RealRunner<'a> {
 
 type QueueOf = fn(&str) -> BTreeMap<String, String>;
 
+/// What moved in `disk`'s queue between two readings (`loop0's
+/// nr_requests 4 → 128`); None where nothing did.
+fn moved_on(
+    disk: &str,
+    was: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+) -> Option<String> {
+    Some(format!("{disk}'s {}", moved(was, now)?))
+}
+
 /// Every device of the targets' stacks, each once.
 fn stacked_disks(targets: &[TargetProfile]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -242,9 +252,7 @@ impl Runner for RealRunner<'_> {
         let began = std::time::Instant::now();
         let queue = (self.queue.clone()).map(|(d, read)| (read(&d), d, read));
         let ran = (self.run_fn)(request);
-        if let Some(m) =
-            queue.and_then(|(was, d, read)| Some(format!("{d}'s {}", moved(&was, &read(&d))?)))
-        {
+        if let Some(m) = queue.and_then(|(was, d, read)| moved_on(&d, &was, &read(&d))) {
             let (rw, kib, qd, n) = (&w.rw, w.bs / 1024, w.qd, w.threads);
             self.notes.push(format!("{m} during a run ({rw}, {kib} KiB, QD {qd} × {n}): another process changed it, so that run measured other settings than the study read"));
         }
@@ -421,8 +429,7 @@ impl<'a> Points<'a> {
                 .ok_or(Failure::Failed("the run gave no result".into()))
         });
         let now = (self.queue.as_ref()).map(|(d, was)| (d, was, crate::trials::queue_files(d)));
-        if let Some(m) = now.and_then(|(d, was, now)| Some(format!("{d}'s {}", moved(was, &now)?)))
-        {
+        if let Some(m) = now.and_then(|(d, was, now)| moved_on(d, was, &now)) {
             rec.summary
                 .warnings
                 .push(format!("{m}: {}", ssdready_diagnosis::limit::job::MOVED));
